@@ -1,0 +1,69 @@
+"""Argument checks shared by losses, metrics and estimators.
+
+Every public entry point validates before doing any work, so that a bad argument fails with a
+message naming it instead of producing a silently wrong loss or a numba error deep in a kernel.
+"""
+import numbers
+
+import numpy as np
+
+
+def check_pm1(y, name="y"):
+    """Return ``y`` as a float64 vector of -1/+1 labels, or raise ValueError naming ``name``."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of labels in {{-1, +1}}, got shape {y.shape}.")
+    if y.size == 0:
+        raise ValueError(f"{name} is empty; at least one example is needed.")
+    if y.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold the numbers -1 and +1, got dtype {y.dtype}.")
+    bad = (y != 1) & (y != -1)
+    if bad.any():
+        raise ValueError(
+            f"{name} must contain only -1 and +1; found {np.unique(y[bad])[:5].tolist()}. "
+            "Map your two classes to -1/+1 first (the estimators do this for you)."
+        )
+    return y.astype(np.float64, copy=False)
+
+
+def check_binary_labels(y, name="y"):
+    """Labels for a measure: {-1,+1}, {0,1} or bool, returned as -1/+1 float64."""
+    y = np.asarray(y)
+    if y.ndim == 1 and y.dtype.kind in "biuf" and y.size:
+        u = np.unique(y)
+        if np.all(np.isin(u, (0, 1))) and not np.all(np.isin(u, (-1, 1))):
+            y = np.where(y == 1, 1.0, -1.0)
+    return check_pm1(y, name)
+
+
+def check_scores(s, n, name="s"):
+    """Return finite float64 scores of length ``n``."""
+    s = np.asarray(s)
+    if s.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of scores, got shape {s.shape}.")
+    if s.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {s.dtype}.")
+    if s.shape[0] != n:
+        raise ValueError(f"{name} has length {s.shape[0]} but y has length {n}; they must match.")
+    s = s.astype(np.float64, copy=False)
+    if not np.isfinite(s).all():
+        raise ValueError(f"{name} contains NaN or infinite values; scores must be finite.")
+    return s
+
+
+def check_positive_int(value, name, low=1):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+    if value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+    return int(value)
+
+
+def check_positive_float(value, name, allow_zero=False):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a positive number, got {value!r}.")
+    value = float(value)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
+    return value

@@ -1,0 +1,43 @@
+"""Multivariate losses Delta(y, ybar) in percent and their exact most-violated-output oracles.
+
+``get_loss(name, **params)`` builds a built-in loss; ``ContingencyLoss(fn)`` wraps any function of the
+contingency table; subclass :class:`Loss` for a loss of another structure (see docs/custom_loss.md).
+"""
+from .auc import ROCAreaLoss
+from .base import ContingencyLoss, Loss, SortedClasses
+from .error import ErrorRateLoss
+from .fmeasure import F1Loss, FBetaLoss
+from .ranking import PRBEPLoss, PrecisionAtKLoss, RecallAtKLoss
+
+LOSSES = {
+    "error": ErrorRateLoss,
+    "f1": F1Loss,
+    "fbeta": FBetaLoss,
+    "prec@k": PrecisionAtKLoss,
+    "rec@k": RecallAtKLoss,
+    "prbep": PRBEPLoss,
+    "auc": ROCAreaLoss,
+}
+
+# svm_perf_learn -l codes for the losses structfs shares with it.
+SVMPERF_CODES = {1: "f1", 2: "error", 3: "prec@k", 4: "rec@k", 5: "prbep", 10: "auc"}
+
+
+def get_loss(name, **params):
+    """A loss object by name (see ``LOSSES``), or ``name`` itself if it is already a :class:`Loss`."""
+    if isinstance(name, Loss):
+        if params:
+            raise ValueError("loss_params cannot be applied to a loss object; configure the object instead.")
+        return name
+    if not isinstance(name, str) or name not in LOSSES:
+        raise ValueError(f"Unknown loss {name!r}; known losses: {', '.join(LOSSES)} "
+                         "(or pass a structfs.losses.Loss / ContingencyLoss object).")
+    try:
+        return LOSSES[name](**params)
+    except TypeError as exc:
+        raise ValueError(f"Bad parameters {params!r} for loss {name!r}: {exc}") from None
+
+
+__all__ = ["Loss", "ContingencyLoss", "SortedClasses", "get_loss", "LOSSES", "SVMPERF_CODES",
+           "ErrorRateLoss", "F1Loss", "FBetaLoss", "PrecisionAtKLoss", "RecallAtKLoss", "PRBEPLoss",
+           "ROCAreaLoss"]

@@ -1,0 +1,219 @@
+"""The loss interface and the exact grid oracle for any contingency-table loss.
+
+A structured loss is (Delta, Psi, oracle). For a labeling ybar, Psi(y, ybar) = sum_i coef_i x~_i with
+coef = (50/n)(y - ybar); the oracle returns argmax_ybar H(ybar) = Delta(y, ybar) - coef(ybar) . s.
+
+For a contingency-table loss Delta depends on ybar only through (a, b) = (#positives labelled +,
+#negatives labelled +). For fixed (a, b) the best labeling puts + on the a highest-scoring positives
+and on the b highest-scoring negatives, so with the classes sorted by score
+
+    H(a, b) = Delta(a, b) - (100/n) * (sum of the P - a lowest positive scores)
+                          + (100/n) * (sum of the b highest negative scores)
+
+and the oracle is a search over the (P+1) x (N+1) grid. The built-ins override the search with
+O(n log n) structure-specific ones; the grid stays available as ``_grid_oracle`` for testing.
+"""
+import numpy as np
+from numba import njit
+
+from .._validation import check_pm1, check_scores
+
+_GRID_BLOCK = 1 << 22  # grid cells evaluated per call of the user's function (memory bound)
+
+
+class Loss:
+    """Base class of structfs losses.
+
+    Subclasses implement ``_oracle(y, s) -> (coef, delta)`` and ``_score(y, s) -> float`` on
+    validated input (y in {-1,+1} float64, finite float64 scores of the same length). ``name`` and
+    ``params`` identify the loss so that ``get_loss(loss.name, **loss.params)`` rebuilds it.
+    """
+
+    name = "loss"
+    is_contingency = False
+
+    @property
+    def params(self):
+        return {}
+
+    def validate(self, y, s=None):
+        """Check labels (and scores); also checks the loss's own needs, e.g. a positive example."""
+        y = check_pm1(y, "y")
+        self._check_classes(y)
+        if s is None:
+            return y
+        return y, check_scores(s, y.shape[0], "s")
+
+    def _check_classes(self, y):
+        pass
+
+    def most_violated(self, y, s):
+        """Output maximising H(ybar) = Delta(y, ybar) - coef(ybar) . s, as (coef, delta)."""
+        y, s = self.validate(y, s)
+        return self._oracle(y, s)
+
+    def score(self, y, s):
+        """The performance measure (100 - Delta) of decision scores ``s``, in percent."""
+        y, s = self.validate(y, s)
+        return float(self._score(y, s))
+
+    def _oracle(self, y, s):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _score(self, y, s):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+
+def _require_positive(y, what):
+    if not (y > 0).any():
+        raise ValueError(f"y has no positive example; the {what} loss needs at least one.")
+
+
+class SortedClasses:
+    """Positives and negatives sorted by decreasing score, with prefix sums of their scores."""
+
+    __slots__ = ("n", "pos", "neg", "cum_pos", "cum_neg")
+
+    def __init__(self, y, s):
+        self.n = y.shape[0]
+        pos = np.flatnonzero(y > 0)
+        neg = np.flatnonzero(y < 0)
+        self.pos = pos[np.argsort(-s[pos], kind="stable")]
+        self.neg = neg[np.argsort(-s[neg], kind="stable")]
+        self.cum_pos = np.concatenate(([0.0], np.cumsum(s[self.pos])))
+        self.cum_neg = np.concatenate(([0.0], np.cumsum(s[self.neg])))
+
+    @property
+    def P(self):
+        return self.pos.shape[0]
+
+    @property
+    def N(self):
+        return self.neg.shape[0]
+
+    def score_part(self, a, b):
+        """-coef . s of the best labeling with table (a, b); vectorised over a and b."""
+        scale = 100.0 / self.n
+        return scale * (self.cum_neg[b] - (self.cum_pos[-1] - self.cum_pos[a]))
+
+    def coef(self, a, b):
+        """coef = (50/n)(y - ybar) of the labeling with + on the top a positives / top b negatives."""
+        coef = np.zeros(self.n)
+        coef[self.pos[a:]] = 100.0 / self.n
+        coef[self.neg[:b]] = -100.0 / self.n
+        return coef
+
+
+@njit(cache=True)
+def _grid_argmax(delta, base_a, gain_b, a0):
+    """argmax over a block of rows of delta[i, b] + base_a[i] + gain_b[b]; -inf marks infeasible."""
+    best = -np.inf
+    best_a = -1
+    best_b = -1
+    for i in range(delta.shape[0]):
+        for b in range(delta.shape[1]):
+            h = delta[i, b] + base_a[i] + gain_b[b]
+            if h > best:
+                best = h
+                best_a = a0 + i
+                best_b = b
+    return best, best_a, best_b
+
+
+class ContingencyLoss(Loss):
+    """A user-defined loss Delta = fn(a, b, c, d) in percent of the contingency table.
+
+    ``fn`` receives TP, FP, FN, TN (numpy integer arrays or scalars) and must return values >= 0;
+    ``Delta(y, y)`` should be 0. ``feasible(a, b, P, N)`` optionally restricts the labelings (boolean,
+    broadcastable), e.g. ``lambda a, b, P, N: a + b == 10`` for a Prec@10-style loss. The oracle is an
+    exact O(P*N) grid search, compiled with numba; ``fn`` is called on blocks of the grid.
+    """
+
+    name = "contingency"
+    is_contingency = True
+
+    def __init__(self, fn, feasible=None, name=None):
+        if not callable(fn):
+            raise TypeError(f"fn must be a callable fn(a, b, c, d) -> Delta in percent, got {fn!r}.")
+        if feasible is not None and not callable(feasible):
+            raise TypeError(f"feasible must be a callable feasible(a, b, P, N) -> bool, got {feasible!r}.")
+        self.fn = fn
+        self.feasible = feasible
+        if name is not None:
+            self.name = name
+
+    @property
+    def params(self):
+        return {"fn": self.fn, "feasible": self.feasible}
+
+    # -- Delta ------------------------------------------------------------------------------
+    def _delta_table(self, a, b, c, d, mask=None):
+        """fn on (broadcast) tables, checked for NaN and negative values where ``mask`` is True."""
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = np.asarray(self.fn(a, b, c, d), dtype=np.float64)
+            out = np.broadcast_to(out, np.broadcast(a, b, c, d).shape)
+        except (TypeError, ValueError):
+            # fn written for scalars only (e.g. uses `if`): evaluate it element by element.
+            out = np.vectorize(self.fn, otypes=[np.float64])(a, b, c, d)
+        checked = out if mask is None else out[mask]
+        if np.isnan(checked).any():
+            raise ValueError("fn returned NaN; the loss function must be defined on every contingency table.")
+        if (checked < 0).any():
+            raise ValueError("fn returned a negative value; Delta must be >= 0 (percent).")
+        return out
+
+    def delta(self, y, y_bar):
+        """Delta(y, y_bar) for two -1/+1 labelings."""
+        y = check_pm1(y, "y")
+        y_bar = check_pm1(y_bar, "y_bar")
+        if y_bar.shape != y.shape:
+            raise ValueError(f"y_bar has length {y_bar.shape[0]} but y has length {y.shape[0]}.")
+        pos, pred = y > 0, y_bar > 0
+        a = np.int64(np.count_nonzero(pos & pred))
+        b = np.int64(np.count_nonzero(~pos & pred))
+        c = np.int64(np.count_nonzero(pos & ~pred))
+        d = np.int64(y.shape[0]) - a - b - c
+        return float(self._delta_table(a, b, c, d))
+
+    # -- oracle -----------------------------------------------------------------------------
+    def _feasible_mask(self, a, b, P, N):
+        if self.feasible is None:
+            return None
+        return np.broadcast_to(np.asarray(self.feasible(a, b, P, N), dtype=bool),
+                               np.broadcast(a, b).shape)
+
+    def _grid_oracle(self, y, s):
+        """Exact maximiser of H by evaluating every (a, b) — O(P*N); the reference for all oracles."""
+        srt = SortedClasses(y, s)
+        P, N = srt.P, srt.N
+        scale = 100.0 / srt.n
+        gain_b = scale * srt.cum_neg
+        base_a = -scale * (srt.cum_pos[-1] - srt.cum_pos)
+        bs = np.arange(N + 1, dtype=np.int64)[None, :]
+        rows = max(1, _GRID_BLOCK // (N + 1))
+        best, best_a, best_b = -np.inf, -1, -1
+        for a0 in range(0, P + 1, rows):
+            a = np.arange(a0, min(P + 1, a0 + rows), dtype=np.int64)[:, None]
+            mask = self._feasible_mask(a, bs, P, N)
+            d = np.array(self._delta_table(a, bs, P - a, N - bs, mask), dtype=np.float64)
+            if mask is not None:
+                d[~mask] = -np.inf
+            h, ia, ib = _grid_argmax(d, base_a[a0:a0 + d.shape[0]], gain_b, a0)
+            if h > best:
+                best, best_a, best_b = h, ia, ib
+        if best_a < 0:
+            raise ValueError("No labeling is feasible for this loss on these labels.")
+        delta = float(self._delta_table(np.int64(best_a), np.int64(best_b),
+                                        np.int64(P - best_a), np.int64(N - best_b)))
+        return srt.coef(best_a, best_b), delta
+
+    _oracle = _grid_oracle
+
+    def _score(self, y, s):
+        pred = np.where(s > 0, 1.0, -1.0)
+        return 100.0 - self.delta(y, pred)

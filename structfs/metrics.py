@@ -1,0 +1,180 @@
+"""Performance measures on decision scores, in percent, and scikit-learn scorers for them.
+
+All measures take true labels (``{-1,+1}``, ``{0,1}`` or bool) and real-valued decision scores:
+
+* F1 / F_beta / accuracy / error rate label an example positive when its score is > 0;
+* Prec@k / Rec@k label the ``k`` highest scores positive (ties broken by position, stably);
+* PRBEP is the precision of the top-P scores (P = number of positives), where precision = recall;
+* ROC-AUC counts tied positive/negative pairs as one half.
+
+These are exactly ``100 - Delta`` of the corresponding losses in :mod:`structfs.losses`.
+"""
+import numpy as np
+from scipy.stats import rankdata
+
+from ._validation import check_binary_labels, check_positive_float, check_positive_int, check_scores
+
+__all__ = [
+    "contingency_table", "f1", "fbeta", "accuracy", "error_rate", "precision_at_k", "recall_at_k",
+    "prbep", "roc_auc", "resolve_k", "MEASURES", "get_scorer", "StructScorer",
+]
+
+
+def _prepare(y, s):
+    y = check_binary_labels(y, "y_true")
+    return y, check_scores(s, y.shape[0], "scores")
+
+
+def contingency_table(y_true, y_pred):
+    """(a, b, c, d) = (TP, FP, FN, TN) of two -1/+1 labelings."""
+    y_true = check_binary_labels(y_true, "y_true")
+    y_pred = check_binary_labels(y_pred, "y_pred")
+    if y_pred.shape != y_true.shape:
+        raise ValueError(f"y_pred has length {y_pred.shape[0]} but y_true has {y_true.shape[0]}.")
+    tp = int(np.count_nonzero((y_true > 0) & (y_pred > 0)))
+    fp = int(np.count_nonzero((y_true < 0) & (y_pred > 0)))
+    fn = int(np.count_nonzero((y_true > 0) & (y_pred < 0)))
+    tn = y_true.shape[0] - tp - fp - fn
+    return tp, fp, fn, tn
+
+
+def fbeta_from_table(a, b, c, beta2):
+    """F_beta in [0, 1] from TP/FP/FN counts (0 where there is no true positive); array-friendly."""
+    a = np.asarray(a, dtype=np.float64)
+    num = (1.0 + beta2) * a
+    den = num + np.asarray(b, dtype=np.float64) + beta2 * np.asarray(c, dtype=np.float64)
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=a > 0)
+
+
+def _table_at_sign(y, s):
+    pred = s > 0
+    pos = y > 0
+    a = int(np.count_nonzero(pos & pred))
+    b = int(np.count_nonzero(~pos & pred))
+    c = int(np.count_nonzero(pos & ~pred))
+    return a, b, c, y.shape[0] - a - b - c
+
+
+def fbeta(y_true, scores, beta=1.0):
+    """F_beta (percent) of the labeling sign(scores)."""
+    beta = check_positive_float(beta, "beta")
+    y, s = _prepare(y_true, scores)
+    a, b, c, _ = _table_at_sign(y, s)
+    return 100.0 * float(fbeta_from_table(a, b, c, beta * beta))
+
+
+def f1(y_true, scores):
+    """F1 (percent) of the labeling sign(scores); 0 when there is no true positive."""
+    return fbeta(y_true, scores, 1.0)
+
+
+def accuracy(y_true, scores):
+    y, s = _prepare(y_true, scores)
+    a, b, c, d = _table_at_sign(y, s)
+    return 100.0 * (a + d) / y.shape[0]
+
+
+def error_rate(y_true, scores):
+    return 100.0 - accuracy(y_true, scores)
+
+
+def resolve_k(k, k_frac, n_pos, n, default_frac):
+    """The k of Prec@k/Rec@k: explicit ``k``, else ``round(k_frac * n_pos)`` (at least 1).
+
+    With neither given, ``default_frac`` applies (SVMperf's defaults: 0.5 for Prec@k, 2 for Rec@k).
+    """
+    if k is None:
+        frac = default_frac if k_frac is None else k_frac
+        k = max(1, int(round(frac * n_pos)))
+    if not 1 <= k <= n:
+        raise ValueError(f"k={k} is outside 1..n (n={n}); choose k (or k_frac) so that 1 <= k <= n.")
+    return k
+
+
+def _top_k_hits(y, s, k):
+    order = np.argsort(-s, kind="stable")[:k]
+    return int(np.count_nonzero(y[order] > 0))
+
+
+def precision_at_k(y_true, scores, k=None, k_frac=None):
+    y, s = _prepare(y_true, scores)
+    k = resolve_k(k, k_frac, int(np.count_nonzero(y > 0)), y.shape[0], 0.5)
+    return 100.0 * _top_k_hits(y, s, k) / k
+
+
+def recall_at_k(y_true, scores, k=None, k_frac=None):
+    y, s = _prepare(y_true, scores)
+    n_pos = int(np.count_nonzero(y > 0))
+    if n_pos == 0:
+        raise ValueError("y_true has no positive example; Rec@k needs at least one.")
+    k = resolve_k(k, k_frac, n_pos, y.shape[0], 2.0)
+    return 100.0 * _top_k_hits(y, s, k) / n_pos
+
+
+def prbep(y_true, scores):
+    """Precision (= recall) of the top-P scores, P the number of positives."""
+    y, s = _prepare(y_true, scores)
+    n_pos = int(np.count_nonzero(y > 0))
+    if n_pos == 0:
+        raise ValueError("y_true has no positive example; PRBEP needs at least one.")
+    return 100.0 * _top_k_hits(y, s, n_pos) / n_pos
+
+
+def roc_auc(y_true, scores):
+    """Area under the ROC curve in percent; tied positive/negative pairs count one half."""
+    y, s = _prepare(y_true, scores)
+    pos = y > 0
+    n_pos = int(np.count_nonzero(pos))
+    n_neg = y.shape[0] - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("y_true must contain both classes for ROC-AUC.")
+    ranks = rankdata(s)
+    return 100.0 * (ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
+
+
+MEASURES = {
+    "f1": f1,
+    "fbeta": fbeta,
+    "accuracy": accuracy,
+    "error": error_rate,
+    "prec@k": precision_at_k,
+    "rec@k": recall_at_k,
+    "prbep": prbep,
+    "auc": roc_auc,
+}
+_GREATER_IS_BETTER = {"error": False}
+
+
+class StructScorer:
+    """A scikit-learn scorer ``scorer(estimator, X, y)`` for a structfs measure.
+
+    It maps ``y`` to -1/+1 with the estimator's ``classes_[1]`` as the positive class and scores
+    ``estimator.decision_function(X)``, so it works with any binary linear classifier. The error
+    rate is negated (scikit-learn maximises scores).
+    """
+
+    def __init__(self, measure, **params):
+        if measure not in MEASURES:
+            raise ValueError(f"Unknown measure {measure!r}; known measures: {sorted(MEASURES)}.")
+        self.measure = measure
+        self.params = params
+
+    def __call__(self, estimator, X, y):
+        y = np.asarray(y)
+        classes = getattr(estimator, "classes_", None)
+        if classes is not None and len(classes) == 2:
+            y_pm = np.where(y == classes[1], 1.0, -1.0)
+        else:
+            y_pm = check_binary_labels(y)
+        scores = np.asarray(estimator.decision_function(X), dtype=np.float64).ravel()
+        value = MEASURES[self.measure](y_pm, scores, **self.params)
+        return value if _GREATER_IS_BETTER.get(self.measure, True) else -value
+
+    def __repr__(self):
+        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"StructScorer({self.measure!r}{extra})"
+
+
+def get_scorer(measure, **params):
+    """Scorer for ``GridSearchCV(scoring=get_scorer("f1"))``; measures as in :data:`MEASURES`."""
+    return StructScorer(measure, **params)
