@@ -6,6 +6,7 @@ exactly the pairs with s_i - 1 < s_j. Counting them per example is a sort and tw
 (Joachims 2005, Algorithm 3): O(n log n).
 """
 import numpy as np
+from numba import njit
 
 from ..metrics import roc_auc
 from .._validation import check_pm1
@@ -21,17 +22,14 @@ class ROCAreaLoss(Loss):
 
     def _oracle(self, y, s):
         pos = y > 0
-        shifted = s[pos] - 1.0            # positive i is swapped with negative j iff shifted_i < s_j
-        s_neg = s[~pos]
-        P, N = shifted.shape[0], s_neg.shape[0]
-        # Both counts use the single comparison shifted_i < s_j, so they agree exactly.
-        swapped_of_pos = N - np.searchsorted(np.sort(s_neg), shifted, side="right")
-        swapped_of_neg = np.searchsorted(np.sort(shifted), s_neg, side="left")
-        scale = 100.0 / (P * N)
-        coef = np.empty(y.shape[0])
-        coef[pos] = scale * swapped_of_pos
-        coef[~pos] = -scale * swapped_of_neg
-        return coef, scale * float(swapped_of_pos.sum())
+        # Positive i is swapped with negative j iff s_i - 1 < s_j: one sort of the shifted positive
+        # scores together with the negative scores, then one counting pass.
+        values = np.where(pos, s - 1.0, s)
+        order = np.argsort(values)
+        swapped, total = _count_swaps(values, order, pos)
+        P = np.count_nonzero(pos)
+        scale = 100.0 / (P * (y.shape[0] - P))
+        return scale * np.where(pos, swapped, -swapped), scale * total
 
     def delta(self, y, y_bar):
         """Delta of a pairwise ordering ``y_bar`` of shape (P, N): +1 ranks positive i above negative j."""
@@ -45,3 +43,39 @@ class ROCAreaLoss(Loss):
 
     def _score(self, y, s):
         return roc_auc(y, s)
+
+
+@njit(cache=True)
+def _count_swaps(values, order, pos):
+    """Per example, the number of swapped pairs it belongs to, in one pass over the sorted values.
+
+    A positive (value s_i - 1) is swapped with every negative of larger value; a negative with every
+    positive of strictly smaller value. Ties (equal values) are not swapped.
+    """
+    n = values.shape[0]
+    v_sorted = values[order]
+    pos_sorted = pos[order]
+    n_neg_total = n - np.count_nonzero(pos_sorted)
+    counts = np.empty(n)
+    pos_below = 0   # positives with value < current group
+    neg_upto = 0    # negatives with value <= current group
+    total = 0.0
+    start = 0
+    while start < n:
+        stop = start
+        group_pos = 0
+        while stop < n and v_sorted[stop] == v_sorted[start]:
+            group_pos += pos_sorted[stop]
+            stop += 1
+        neg_upto += (stop - start) - group_pos
+        for r in range(start, stop):
+            if pos_sorted[r]:
+                counts[r] = n_neg_total - neg_upto
+                total += n_neg_total - neg_upto
+            else:
+                counts[r] = pos_below
+        pos_below += group_pos
+        start = stop
+    swapped = np.empty(n)
+    swapped[order] = counts
+    return swapped, total

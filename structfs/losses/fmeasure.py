@@ -7,6 +7,7 @@ increments of h_a change sign, found by one binary search run for all a at once 
 oracle costs two sorts plus O(P log N).
 """
 import numpy as np
+from numba import njit
 
 from .._validation import check_positive_float
 from ..metrics import fbeta_from_table
@@ -31,32 +32,38 @@ class FBetaLoss(ContingencyLoss):
 
     def _oracle(self, y, s):
         srt = SortedClasses(y, s)
-        P, N = srt.P, srt.N
-        beta2 = self.beta ** 2
-        a = np.arange(P + 1)
-        scale = 100.0 / srt.n
-        sorted_neg = np.diff(srt.cum_neg)
+        b_best = _best_b_per_a(srt.sorted_neg, srt.P, self.beta ** 2, 100.0 / srt.n)
+        a = np.arange(srt.P + 1)
+        delta = self._fbeta_delta(a, b_best, srt.P - a, 0)
+        best = int(np.argmax(delta + srt.score_part(a, b_best)))
+        return srt.coef(best, int(b_best[best])), float(delta[best])
 
-        def delta(b):
-            return 100.0 * (1.0 - fbeta_from_table(a, b, P - a, beta2))
 
-        # Largest b in [0, N] with b == 0 or increment(b) > 0, for every a at once.
-        lo = np.zeros(P + 1, dtype=np.int64)
-        hi = np.full(P + 1, N, dtype=np.int64)
-        while True:
-            active = lo < hi
-            if not active.any():
-                break
-            mid = np.maximum((lo + hi + 1) // 2, 1)
-            inc = delta(mid) - delta(mid - 1) + scale * sorted_neg[np.minimum(mid, N) - 1]
-            up = active & (inc > 0)
-            down = active & ~(inc > 0)
-            lo = np.where(up, mid, lo)
-            hi = np.where(down, mid - 1, hi)
-        h = delta(lo) + srt.score_part(a, lo)
-        best = int(np.argmax(h))
-        b = int(lo[best])
-        return srt.coef(best, b), float(delta(lo)[best])
+@njit(cache=True)
+def _fbeta_delta_scalar(a, b, P, beta2):
+    if a == 0:
+        return 100.0
+    num = (1.0 + beta2) * a
+    return 100.0 * (1.0 - num / (num + b + beta2 * (P - a)))
+
+
+@njit(cache=True)
+def _best_b_per_a(sorted_neg, P, beta2, scale):
+    """For each a, the largest b in [0, N] whose increment of h_a is > 0 (binary search)."""
+    N = sorted_neg.shape[0]
+    out = np.empty(P + 1, dtype=np.int64)
+    for a in range(P + 1):
+        lo, hi = 0, N
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            inc = (_fbeta_delta_scalar(a, mid, P, beta2) - _fbeta_delta_scalar(a, mid - 1, P, beta2)
+                   + scale * sorted_neg[mid - 1])
+            if inc > 0:
+                lo = mid
+            else:
+                hi = mid - 1
+        out[a] = lo
+    return out
 
 
 class F1Loss(FBetaLoss):
