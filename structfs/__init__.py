@@ -2,5 +2,6 @@
 __version__ = "0.1.0"
 
 from . import losses, metrics  # noqa: E402
+from .estimators import StructSVM  # noqa: E402
 
-__all__ = ["losses", "metrics", "__version__"]
+__all__ = ["StructSVM", "losses", "metrics", "__version__"]

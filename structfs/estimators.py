@@ -1,0 +1,132 @@
+"""StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import check_positive_float
+from .losses import Loss, get_loss
+from .solvers import solve
+
+
+class StructSVM(ClassifierMixin, BaseEstimator):
+    """Linear classifier trained on a multivariate loss, optionally under a feature budget.
+
+    Solves SVMperf's 1-slack structural SVM (``budget=None``) or the budget-constrained problem of
+    Mao & Tsang (FS^Delta_multi) with at most ``budget`` features in each group (CONTRACT section 1).
+
+    Parameters
+    ----------
+    loss : str or structfs.losses.Loss, default="f1"
+        "error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc", or a loss object.
+    C : float, default=1000.0
+        Trade-off of the loss, with exactly the meaning of ``svm_perf_learn -c``. For the error loss
+        it equals scikit-learn's ``LinearSVC(loss="hinge", C=C * 100 / n_samples)``.
+    budget : int or None, default=None
+        B, the feature budget: the regulariser is the squared B-support norm (d in [0,1]^m,
+        sum(d) <= B). None, or B >= n_features, is the plain (SVMperf) problem.
+    bias : float, default=1.0
+        Value of the constant feature appended to every example (SVMperf's ``--b``); 0 for none.
+        Its weight is regularised like the others but never counts against the budget.
+    loss_params : dict or None
+        Extra parameters of a named loss, e.g. ``{"beta": 2}`` or ``{"k": 10}``.
+    tol : float, default=1e-3
+        Relative optimality gap at which to stop: (objective - lower bound) <= tol * objective.
+    max_iter : int, default=2000
+        Maximum number of cutting planes in all.
+    max_outer : int, default=30
+        Maximum number of feature groups generated (budgeted problem).
+    verbose : int, default=0
+        1: a line every 10 planes and a summary; 2: a line per plane.
+
+    Attributes
+    ----------
+    coef_ : ndarray (1, n_features)
+    intercept_ : ndarray (1,), equal to ``bias * w_b``
+    classes_ : ndarray (2,), ``classes_[1]`` is the positive class
+    selected_features_ : ndarray, sorted indices of the nonzero coefficients
+    objective_ : float, primal objective (CONTRACT section 1) at the returned weights
+    lower_bound_ : float, a proven lower bound on the optimal objective
+    gap_ : float, ``objective_ - lower_bound_`` (bounds the true suboptimality)
+    n_iter_ : int, cutting planes generated
+    n_outer_ : int, feature groups generated
+    history_ : list of dict, one record per plane (outer, iteration, objective, lower_bound, gap,
+        planes, features, seconds)
+    """
+
+    def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=1e-3,
+                 max_iter=2000, max_outer=30, verbose=0):
+        self.loss = loss
+        self.C = C
+        self.budget = budget
+        self.bias = bias
+        self.loss_params = loss_params
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_outer = max_outer
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+    def _check_params(self):
+        loss = get_loss(self.loss, **(self.loss_params or {}))
+        C = check_positive_float(self.C, "C")
+        if self.budget is not None:
+            if isinstance(self.budget, (bool, np.bool_)) or not isinstance(self.budget, numbers.Integral):
+                raise ValueError(f"budget must be None or an integer >= 1, got {self.budget!r}.")
+            if self.budget < 1:
+                raise ValueError(f"budget must be None or an integer >= 1, got {self.budget!r}.")
+        bias = check_positive_float(self.bias, "bias", allow_zero=True)
+        tol = check_positive_float(self.tol, "tol")
+        for name in ("max_iter", "max_outer"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+        return loss, C, bias, tol
+
+    def fit(self, X, y):
+        """Fit on X (n_samples, n_features), dense or any scipy.sparse format, and two-class y."""
+        loss, C, bias, tol = self._check_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
+                             dtype=[np.float64, np.float32], ensure_all_finite=True)
+        target = type_of_target(y, input_name="y")
+        self.classes_ = np.unique(y)
+        if self.classes_.shape[0] == 1:
+            raise ValueError(f"y has a single class {self.classes_[0]!r}; StructSVM needs two classes.")
+        if target not in ("binary",) or self.classes_.shape[0] != 2:
+            raise ValueError(f"y has {self.classes_.shape[0]} classes; StructSVM is a binary classifier. "
+                             "Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
+                             "structfs.OneVsRestStructSVM for more than two classes.")
+        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
+        y_pm = loss.validate(y_pm)
+        budget = self.budget if self.budget is None or self.budget < X.shape[1] else None
+        result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, max_iter=self.max_iter,
+                       max_outer=self.max_outer, verbose=self.verbose)
+        self.loss_ = loss
+        self.coef_ = result.w[None, :]
+        self.intercept_ = np.array([bias * result.w_b])
+        self.selected_features_ = np.flatnonzero(result.w)
+        self.objective_ = result.objective
+        self.lower_bound_ = result.lower_bound
+        self.gap_ = result.objective - result.lower_bound
+        self.n_iter_ = result.n_iter
+        self.n_outer_ = result.n_outer
+        self.history_ = result.history
+        self.converged_ = result.converged
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
+        scores = X @ self.coef_[0] if sp.issparse(X) else np.asarray(X, dtype=np.float64) @ self.coef_[0]
+        return np.asarray(scores).ravel() + self.intercept_[0]
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]

@@ -1,0 +1,170 @@
+"""Outer layer: feature generation for the budget-constrained problem (Mao & Tsang, FS^Delta_multi).
+
+    min_{d in D} min_{w, xi}  1/2 sum_j w_j^2/d_j + 1/2 w_b^2 + C xi,   D = {d in [0,1]^m : sum(d) <= B}
+
+is a saddle problem in (alpha, d); for fixed alpha the worst d puts d_j = 1 on the B features with the
+largest c_j^2, c = X~' beta, beta = sum_k alpha_k coef_k. The outer layer adds that d as a new group of
+features (one sparse pass over X), the inner layer (cutting_plane.py) re-solves over the groups found
+so far. Any alpha gives the lower bound
+
+    D(alpha) = Delta' alpha - 1/2 c_b^2 - 1/2 (sum of the B largest c_j^2)
+
+on the optimum, and any w the upper bound 1/2 ||w||_(B)^2 + 1/2 w_b^2 + C xi(w), so the reported gap
+bounds the true suboptimality. Without a budget there is one group holding every feature and this is
+SVMperf's 1-slack cutting-plane method.
+"""
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from .cutting_plane import ColumnCache, WorkingSet, _matvec_t, inner_solve
+from .objective import primal_objective
+
+
+@dataclass
+class SolverResult:
+    w: np.ndarray             # feature weights (m,)
+    w_b: float                # weight of the bias feature (its value is `bias`)
+    objective: float          # primal objective of CONTRACT section 1 at (w, w_b)
+    lower_bound: float        # a proven lower bound on the optimal objective
+    n_iter: int               # inner iterations (= planes generated)
+    n_outer: int              # feature groups generated (1 without a budget)
+    converged: bool
+    history: list = field(default_factory=list)
+
+
+class _BestIterate:
+    """Keeps the iterate with the lowest true primal objective, and the best lower bound."""
+
+    def __init__(self, n_features, budget, C):
+        self.m, self.budget, self.C = n_features, budget, C
+        self.best = np.inf
+        self.lower = -np.inf
+        self.w_cache = None
+        self.w_b = 0.0
+        self.cols = np.zeros(0, dtype=np.int64)
+        self.n_iter = 0
+        self._last = None
+
+    def objective(self, w, w_b, xi):
+        if self._last is not None and self._last[0] is w:
+            return self._last[1]
+        return primal_objective(w, w_b, xi, self.C, self.budget)
+
+    def record(self, w, w_b, xi, cols):
+        obj = primal_objective(w, w_b, xi, self.C, self.budget)
+        self._last = (w, obj)
+        if obj < self.best:
+            self.best, self.w_cache, self.w_b, self.cols = obj, w.copy(), w_b, cols.copy()
+
+    def full_w(self):
+        w = np.zeros(self.m)
+        if self.w_cache is not None:
+            w[self.cols] = self.w_cache
+        return w
+
+
+def _as_solver_matrix(X):
+    """CSC float64 for sparse input (cheap column slices and X' v); dense stays dense."""
+    if sp.issparse(X):
+        return sp.csc_matrix(X, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64, order="F")
+
+
+def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=1e-3, max_iter=2000, max_outer=30,
+          max_age=50, verbose=0, log=print):
+    """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
+
+    ``budget=None`` (or >= n_features): all features in one group. Returns a :class:`SolverResult`.
+    """
+    X = _as_solver_matrix(X)
+    n, m = X.shape
+    if budget is not None and budget >= m:
+        budget = None
+    ws = WorkingSet(n, bias, C)
+    cache = ColumnCache(X)
+    state = _BestIterate(m, budget, C)
+    history = []
+    t_start = time.perf_counter()
+
+    coef, delta = loss._oracle(y, np.zeros(n))     # most violated output at w = 0
+    state.record(np.zeros(0), 0.0, delta, cache.cols)
+    ws.add_plane(coef, delta)
+
+    def callback(rec):
+        if budget is None:   # one group of every feature: the master value is a global bound
+            state.lower = max(state.lower, rec["master"])
+        rec["lower_bound"] = state.lower
+        rec["gap"] = state.best - state.lower
+        rec["seconds"] = time.perf_counter() - t_start
+        history.append(rec)
+        if verbose >= 2 or (verbose and rec["iteration"] % 10 == 0):
+            log(f"[structfs] outer {rec['outer']:3d} iter {rec['iteration']:4d}  objective {rec['objective']:.6g}"
+                f"  bound {rec['lower_bound']:.6g}  inner gap {rec['inner_gap']:.3g}  planes {rec['planes']:3d}"
+                f"  features {rec['features']}")
+
+    inner_kw = dict(tol=tol, max_iter=max_iter, max_age=max_age, callback=callback)
+    converged = False
+    n_outer = 0
+    if budget is None:
+        cols = np.arange(m)
+        ws.add_group(cols, X)
+        cache.extend(cols)
+        n_outer = 1
+        converged, _ = inner_solve(ws, cache, y, loss, state, outer=1, **inner_kw)
+    else:
+        ws.abar[:] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
+        previous, stalled = np.inf, 0
+        for n_outer in range(1, max_outer + 1):
+            c = _matvec_t(X, ws.beta())
+            top = _top_features(c, budget)
+            state.lower = max(state.lower, _lower_bound(ws, c, top))
+            if state.best - state.lower <= tol * state.best:
+                converged = True
+                break
+            if any(np.array_equal(top, g.cols) for g in ws.groups):
+                converged = True   # the most violated group is already there: restricted = full
+                break
+            ws.add_group(top, X[:, top])
+            cache.extend(top)
+            inner_converged, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
+            if not inner_converged:
+                break
+            # The restricted problem's optimum decreases as groups are added (FGM's objective). A
+            # degenerate master can leave it unchanged once while a later group still helps, so
+            # the stall must hold for two groups in a row.
+            stalled = stalled + 1 if abs(previous - restricted) <= tol * abs(restricted) else 0
+            if stalled >= 2:
+                converged = True
+                break
+            previous = restricted
+        c = _matvec_t(X, ws.beta())
+        state.lower = max(state.lower, _lower_bound(ws, c, _top_features(c, budget)))
+    if not converged and state.n_iter >= max_iter:
+        warnings.warn(f"structfs stopped after max_iter={max_iter} cutting planes with relative gap "
+                      f"{(state.best - state.lower) / state.best:.2e} > tol={tol}; increase max_iter or tol.",
+                      ConvergenceWarning, stacklevel=3)
+    if verbose:
+        log(f"[structfs] done: objective {state.best:.6g}, lower bound {state.lower:.6g}, "
+            f"{state.n_iter} planes, {n_outer} groups, {time.perf_counter() - t_start:.2f} s")
+    return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, n_outer,
+                        converged, history)
+
+
+def _top_features(c, budget):
+    """Sorted indices of the ``budget`` largest c_j^2 (ties broken by index, deterministically)."""
+    sq = c * c
+    if budget >= sq.shape[0]:
+        return np.arange(sq.shape[0])
+    top = np.argpartition(-sq, budget - 1, kind="introselect")[:budget]
+    return np.sort(top)
+
+
+def _lower_bound(ws, c, top):
+    beta_sum = ws.C * float(ws.abar @ ws.coef_sum)
+    c_b = ws.bias * beta_sum
+    return ws.C * float(ws.delta @ ws.abar) - 0.5 * c_b * c_b - 0.5 * float(c[top] @ c[top])
