@@ -33,8 +33,10 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         Its weight is regularised like the others but never counts against the budget.
     loss_params : dict or None
         Extra parameters of a named loss, e.g. ``{"beta": 2}`` or ``{"k": 10}``.
-    tol : float, default=1e-3
-        Relative optimality gap at which to stop: (objective - lower bound) <= tol * objective.
+    tol : float, default=0.01
+        SVMperf's ``-e``: stop once the slack is provably within ``tol`` (percent) of optimal, i.e.
+        ``objective_ - lower_bound_ <= C * tol``. SVMperf's default is 0.1; 0.01 gives a lower
+        objective than SVMperf at about the same cost thanks to the stabilised cutting planes.
     max_iter : int, default=2000
         Maximum number of cutting planes in all.
     max_outer : int, default=30
@@ -57,7 +59,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         planes, features, seconds)
     """
 
-    def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=1e-3,
+    def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
                  max_iter=2000, max_outer=30, verbose=0):
         self.loss = loss
         self.C = C

@@ -75,11 +75,13 @@ def _as_solver_matrix(X):
     return np.asarray(X, dtype=np.float64, order="F")
 
 
-def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=1e-3, max_iter=2000, max_outer=30,
+def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, max_iter=2000, max_outer=30,
           max_age=50, verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
-    ``budget=None`` (or >= n_features): all features in one group. Returns a :class:`SolverResult`.
+    ``budget=None`` (or >= n_features): all features in one group. ``tol`` is SVMperf's ``-e``: stop
+    once objective - lower bound <= C * tol (the slack is within tol percent of optimal). Returns a
+    :class:`SolverResult`.
     """
     X = _as_solver_matrix(X)
     n, m = X.shape
@@ -123,7 +125,7 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=1e-3, max_iter=2000, max_
             c = _matvec_t(X, ws.beta())
             top = _top_features(c, budget)
             state.lower = max(state.lower, _lower_bound(ws, c, top))
-            if state.best - state.lower <= tol * state.best:
+            if state.best - state.lower <= C * tol:
                 converged = True
                 break
             if any(np.array_equal(top, g.cols) for g in ws.groups):
@@ -137,7 +139,7 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=1e-3, max_iter=2000, max_
             # The restricted problem's optimum decreases as groups are added (FGM's objective). A
             # degenerate master can leave it unchanged once while a later group still helps, so
             # the stall must hold for two groups in a row.
-            stalled = stalled + 1 if abs(previous - restricted) <= tol * abs(restricted) else 0
+            stalled = stalled + 1 if abs(previous - restricted) <= C * tol else 0
             if stalled >= 2:
                 converged = True
                 break
@@ -145,8 +147,8 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=1e-3, max_iter=2000, max_
         c = _matvec_t(X, ws.beta())
         state.lower = max(state.lower, _lower_bound(ws, c, _top_features(c, budget)))
     if not converged and state.n_iter >= max_iter:
-        warnings.warn(f"structfs stopped after max_iter={max_iter} cutting planes with relative gap "
-                      f"{(state.best - state.lower) / state.best:.2e} > tol={tol}; increase max_iter or tol.",
+        warnings.warn(f"structfs stopped after max_iter={max_iter} cutting planes with gap "
+                      f"{state.best - state.lower:.4g} > C*tol={C * tol:.4g}; increase max_iter or tol.",
                       ConvergenceWarning, stacklevel=3)
     if verbose:
         log(f"[structfs] done: objective {state.best:.6g}, lower bound {state.lower:.6g}, "
