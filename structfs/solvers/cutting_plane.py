@@ -19,6 +19,9 @@ import numpy as np
 from .qcqp import gram_factor, solve_master
 
 
+_STALL = 25   # iterations without any increase of the master value that count as a stall
+
+
 def _matvec_t(X, v):
     return np.asarray(X.T @ v).ravel()
 
@@ -176,6 +179,7 @@ class _Point:
 
     def __init__(self, w, d, w_b, s):
         self.w, self.d, self.w_b, self.s = w, d, w_b, s
+        self.coef = None
 
     def evaluate(self, y, loss, C):
         self.coef, self.delta = loss._oracle(y, self.s)
@@ -189,47 +193,91 @@ class _Point:
         return _Point(self.w + t * (other.w - self.w), self.d + t * (other.d - self.d),
                       self.w_b + t * (other.w_b - self.w_b), self.s + t * (other.s - self.s))
 
-    def slope(self, other, C):
-        """A subgradient of F(self + t (other - self)) in t at t = 0 (needs evaluate first)."""
-        dw, dd = other.w - self.w, other.d - self.d
-        pos = self.d > 0
-        u, v = self.w[pos], self.d[pos]
-        reg = float(np.sum(u * dw[pos] / v - 0.5 * u * u * dd[pos] / (v * v)))
-        reg += self.w_b * (other.w_b - self.w_b)
-        loss = -C * float(self.coef @ (other.s - self.s)) if self.xi > 0 else 0.0
-        return reg + loss
+
+class _Segment:
+    """F(t) = r(t) + C xi(t) on the segment p0 + t (p1 - p0), with r(t) = 1/2 sum (u + t du)^2/(v + t dv).
+
+    When d is the same at both ends (always without a budget) r is a quadratic with three
+    precomputed coefficients; otherwise it is evaluated on the features with weight at either end.
+    A trial costs one oracle call on interpolated scores and never materialises w.
+    """
+
+    def __init__(self, p0, p1, C):
+        self.p0, self.C = p0, C
+        self.ds = p1.s - p0.s
+        self.b0, self.db = p0.w_b, p1.w_b - p0.w_b
+        dv = p1.d - p0.d
+        self.quadratic = not dv.any()
+        live = (p0.d > 0) | (p1.d > 0)
+        u, du, v = p0.w[live], p1.w[live] - p0.w[live], p0.d[live]
+        if self.quadratic:
+            self.coeffs = (0.5 * float(np.sum(u * u / v)), float(np.sum(u * du / v)), float(np.sum(du * du / v)))
+        else:
+            self.u, self.du, self.v, self.dv = u, du, v, dv[live]
+
+    def reg(self, t):
+        """(r(t), r'(t))."""
+        b = self.b0 + t * self.db
+        if self.quadratic:
+            a0, a1, a2 = self.coeffs
+            return a0 + a1 * t + 0.5 * a2 * t * t + 0.5 * b * b, a1 + a2 * t + b * self.db
+        u = self.u + t * self.du
+        v = self.v + t * self.dv
+        ratio = np.divide(u, v, out=np.zeros_like(u), where=v > 0)
+        return (0.5 * float(np.sum(u * ratio)) + 0.5 * b * b,
+                float(np.sum(ratio * self.du - 0.5 * ratio * ratio * self.dv)) + b * self.db)
+
+    def slope(self, t, coef, xi):
+        """F'(t) given the oracle's answer at t (a subgradient where F has a kink)."""
+        dr = self.reg(t)[1]
+        return dr - self.C * float(coef @ self.ds) if xi > 0 else dr
+
+    def trial(self, t, y, loss):
+        """(F(t), F'(t), (coef, delta, xi)) with one oracle call."""
+        s = self.p0.s + t * self.ds
+        coef, delta = loss._oracle(y, s)
+        xi = max(0.0, delta - float(coef @ s))
+        return self.reg(t)[0] + self.C * xi, self.slope(t, coef, xi), (coef, delta, xi)
 
 
-def line_search(best, cand, y, loss, C, max_evals=6):
+def line_search(best, cand, y, loss, C, max_evals=3):
     """Approximately minimise the convex F on the segment [best, cand]; returns the best point seen.
 
     Tangent-intersection steps safeguarded to stay inside the bracket (F is convex and piecewise
-    smooth); every trial costs one oracle call on interpolated scores, no pass over X.
+    smooth); every trial costs one oracle call on interpolated scores, no pass over X. ``cand``
+    leaves evaluated.
     """
-    g0 = best.slope(cand, C)
+    seg = _Segment(best, cand, C)
+    g0 = seg.slope(0.0, best.coef, best.xi)
+    f1, g1, answer = seg.trial(1.0, y, loss)
+    cand.coef, cand.delta, cand.xi = answer
+    cand.value = f1
     if g0 >= 0:
         return best
-    cand.evaluate(y, loss, C)
-    g1 = -cand.slope(best, C)           # slope at t = 1 of the same parametrisation
-    lo, f_lo, hi, f_hi = 0.0, best.value, 1.0, cand.value
-    top = best if best.value <= cand.value else cand
-    if g1 <= 0:
-        return top
-    for _ in range(max_evals):
-        t = (f_hi - f_lo + g0 * lo - g1 * hi) / (g0 - g1)
-        width = hi - lo
-        t = min(max(t, lo + 0.05 * width), hi - 0.05 * width)
-        trial = best.toward(cand, t).evaluate(y, loss, C)
-        slope = trial.slope(cand, C) / (1.0 - t)
-        if trial.value < top.value:
-            top = trial
-        if slope < 0:
-            lo, f_lo, g0 = t, trial.value, slope
-        else:
-            hi, f_hi, g1 = t, trial.value, slope
-        if hi - lo < 1e-3:
-            break
-    return top
+    lo, f_lo, hi, f_hi = 0.0, best.value, 1.0, f1
+    top_t, top_f, top = (0.0, best.value, None) if best.value <= f1 else (1.0, f1, None)
+    if g1 > 0:
+        for _ in range(max_evals):
+            width = hi - lo
+            t = (f_hi - f_lo + g0 * lo - g1 * hi) / (g0 - g1)
+            t = min(max(t, lo + 0.05 * width), hi - 0.05 * width)
+            f, g, answer = seg.trial(t, y, loss)
+            if f < top_f:
+                top_t, top_f, top = t, f, answer
+            if g < 0:
+                lo, f_lo, g0 = t, f, g
+            else:
+                hi, f_hi, g1 = t, f, g
+            if hi - lo < 1e-3:
+                break
+    if top_t == 0.0:
+        return best
+    if top_t == 1.0:
+        return cand
+    point = best.toward(cand, top_t)
+    point.coef, point.delta, point.xi = top
+    point.value = top_f
+    return point
 
 
 def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, callback, mu=0.1):
@@ -246,11 +294,13 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
     problem, so the stopping test is the usual one.
 
     ``state`` carries the running best iterate and the iteration count across calls; ``callback`` is
-    given each iteration's record. Returns (converged, value of the restricted problem's master);
-    converged is False when ``max_iter`` was hit.
+    given each iteration's record. Returns (status, value of the restricted problem's master), status
+    "converged", "max_iter", or "stalled" when the master value stopped increasing for _STALL
+    iterations (the conic solver's accuracy is exhausted; the point is as good as it can certify).
     """
     C, bias = ws.C, ws.bias
     best = None
+    recent = []            # master values of the last iterations, to detect a stalled master
     while True:
         t0 = time.perf_counter()
         # The master needs to be accurate to a small fraction of the gap we stop at, no more.
@@ -267,6 +317,11 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
             cut = best.toward(master_point, mu).evaluate(y, loss, C)
             if cut.value < best.value:
                 best = cut
+            # In-out safeguard: a stabilised plane that does not cut off the master's solution would
+            # stall the lower bound; then take the plain cutting plane there (most violated at it).
+            master_xi = (sol.value - (master_point.value - C * master_point.xi)) / C
+            if cut.delta - float(cut.coef @ master_point.s) <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
+                cut = master_point
         gap = best.value - sol.value
         state.record(best.w, best.w_b, best.xi, cache.cols)
         state.n_iter += 1
@@ -274,8 +329,14 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
         callback(dict(outer=outer, iteration=state.n_iter, objective=state.objective(best.w, best.w_b, best.xi),
                       master=sol.value, inner_gap=gap, planes=ws.K, features=int(np.count_nonzero(best.w)),
                       solver=sol.solver, seconds=time.perf_counter() - t0))
-        if converged or state.n_iter >= max_iter:
-            return converged, sol.value
+        if converged:
+            return "converged", sol.value
+        if state.n_iter >= max_iter:
+            return "max_iter", sol.value
+        recent = (recent + [sol.value])[-_STALL:]
+        if len(recent) == _STALL and recent[-1] - recent[0] <= 1e-12 * abs(recent[-1]) + 1e-300:
+            state.stalled = True       # the master solver's accuracy is exhausted
+            return "stalled", sol.value
         keep = ws.age <= max_age
         if not keep.all():
             ws.drop_planes(keep)

@@ -48,6 +48,7 @@ class _BestIterate:
         self.w_b = 0.0
         self.cols = np.zeros(0, dtype=np.int64)
         self.n_iter = 0
+        self.stalled = False
         self._last = None
 
     def objective(self, w, w_b, xi):
@@ -117,7 +118,8 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, max_iter=2000, max_
         ws.add_group(cols, X)
         cache.extend(cols)
         n_outer = 1
-        converged, _ = inner_solve(ws, cache, y, loss, state, outer=1, **inner_kw)
+        status, _ = inner_solve(ws, cache, y, loss, state, outer=1, **inner_kw)
+        converged = status == "converged"
     else:
         ws.abar[:] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
         previous, stalled = np.inf, 0
@@ -133,8 +135,8 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, max_iter=2000, max_
                 break
             ws.add_group(top, X[:, top])
             cache.extend(top)
-            inner_converged, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
-            if not inner_converged:
+            status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
+            if status == "max_iter":
                 break
             # The restricted problem's optimum decreases as groups are added (FGM's objective). A
             # degenerate master can leave it unchanged once while a later group still helps, so
@@ -146,10 +148,14 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, max_iter=2000, max_
             previous = restricted
         c = _matvec_t(X, ws.beta())
         state.lower = max(state.lower, _lower_bound(ws, c, _top_features(c, budget)))
-    if not converged and state.n_iter >= max_iter:
-        warnings.warn(f"structfs stopped after max_iter={max_iter} cutting planes with gap "
-                      f"{state.best - state.lower:.4g} > C*tol={C * tol:.4g}; increase max_iter or tol.",
-                      ConvergenceWarning, stacklevel=3)
+    gap = state.best - state.lower
+    converged = converged or gap <= C * tol
+    if not converged:
+        why = (f"after max_iter={max_iter} cutting planes" if state.n_iter >= max_iter else
+               f"after max_outer={max_outer} feature groups" if budget is not None and n_outer >= max_outer else
+               "when the master solver's accuracy ran out")
+        warnings.warn(f"structfs stopped {why} with gap {gap:.4g} > C*tol={C * tol:.4g} (objective "
+                      f"{state.best:.6g}); increase max_iter/max_outer or tol.", ConvergenceWarning, stacklevel=3)
     if verbose:
         log(f"[structfs] done: objective {state.best:.6g}, lower bound {state.lower:.6g}, "
             f"{state.n_iter} planes, {n_outer} groups, {time.perf_counter() - t_start:.2f} s")
