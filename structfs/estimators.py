@@ -4,7 +4,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_positive_float
@@ -37,6 +37,9 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         SVMperf's ``-e``: stop once the slack is provably within ``tol`` (percent) of optimal, i.e.
         ``objective_ - lower_bound_ <= C * tol``. SVMperf's default is 0.1; 0.01 gives a lower
         objective than SVMperf at about the same cost thanks to the stabilised cutting planes.
+    outer_tol : float, default=1e-3
+        With a budget, stop generating feature groups once the restricted problem's optimum changes
+        by less than this (relative) for two groups in a row (FGM's criterion).
     max_iter : int, default=2000
         Maximum number of cutting planes in all.
     max_outer : int, default=30
@@ -60,13 +63,14 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 max_iter=2000, max_outer=30, verbose=0):
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
         self.bias = bias
         self.loss_params = loss_params
         self.tol = tol
+        self.outer_tol = outer_tol
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.verbose = verbose
@@ -87,6 +91,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"budget must be None or an integer >= 1, got {self.budget!r}.")
         bias = check_positive_float(self.bias, "bias", allow_zero=True)
         tol = check_positive_float(self.tol, "tol")
+        check_positive_float(self.outer_tol, "outer_tol")
         for name in ("max_iter", "max_outer"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
@@ -98,18 +103,19 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         loss, C, bias, tol = self._check_params()
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
                              dtype=[np.float64, np.float32], ensure_all_finite=True)
-        target = type_of_target(y, input_name="y")
+        check_classification_targets(y)        # "Unknown label type" for continuous targets
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] == 1:
-            raise ValueError(f"y has a single class {self.classes_[0]!r}; StructSVM needs two classes.")
-        if target not in ("binary",) or self.classes_.shape[0] != 2:
-            raise ValueError(f"y has {self.classes_.shape[0]} classes; StructSVM is a binary classifier. "
-                             "Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
+            raise ValueError(f"y has a single class ({self.classes_[0]!r}): one class only, but StructSVM "
+                             "needs examples of two classes.")
+        if self.classes_.shape[0] != 2:
+            raise ValueError(f"Only binary classification is supported; y has {self.classes_.shape[0]} "
+                             "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
         budget = self.budget if self.budget is None or self.budget < X.shape[1] else None
-        result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, max_iter=self.max_iter,
+        result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, outer_tol=self.outer_tol, max_iter=self.max_iter,
                        max_outer=self.max_outer, verbose=self.verbose)
         self.loss_ = loss
         self.coef_ = result.w[None, :]
@@ -131,4 +137,5 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         return np.asarray(scores).ravel() + self.intercept_[0]
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]

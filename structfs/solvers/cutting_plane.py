@@ -41,6 +41,7 @@ class FeatureGroup:
         self.keep_values = cols.shape[0] <= n_samples
         self.values = None                    # K x |t| plane values on the group
         self.G = None                         # K x K Gram of the planes on the group (no bias part)
+        self.age = 0                          # master solves since the group last had weight mu > 0
 
 
 class WorkingSet:
@@ -132,11 +133,27 @@ class WorkingSet:
         self.abar, self.mu = sol.abar, sol.mu
         active = self.abar > 1e-10 * max(self.abar.max(initial=0.0), 1e-300)
         self.age = np.where(active, 0, self.age + 1)
+        for g, mu in zip(self.groups, self.mu):
+            g.age = 0 if mu > 1e-8 else g.age + 1
         return sol
+
+    def drop_groups(self, max_age):
+        """Forget groups without weight for ``max_age`` solves (the outer layer re-adds a group that
+        becomes most violated again), which keeps the QCQP small."""
+        keep = [g.age <= max_age for g in self.groups]
+        if all(keep) or not any(keep):
+            return
+        self.groups = [g for g, k in zip(self.groups, keep) if k]
+        self.mu = _renormalise(self.mu[np.array(keep)])
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
         return self.C * (self.abar @ self.coef)
+
+
+def _renormalise(mu):
+    total = mu.sum()
+    return mu / total if total > 0 else np.full(mu.shape, 1.0 / mu.shape[0])
 
 
 def _grow_gram(G, row, diag):
@@ -340,4 +357,5 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
         keep = ws.age <= max_age
         if not keep.all():
             ws.drop_planes(keep)
+        ws.drop_groups(max_age)
         ws.add_plane(cut.coef, cut.delta)

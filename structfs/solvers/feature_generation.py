@@ -76,13 +76,15 @@ def _as_solver_matrix(X):
     return np.asarray(X, dtype=np.float64, order="F")
 
 
-def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, max_iter=2000, max_outer=30,
-          max_age=50, verbose=0, log=print):
+def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30,
+          max_age=10, verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
     ``budget=None`` (or >= n_features): all features in one group. ``tol`` is SVMperf's ``-e``: stop
-    once objective - lower bound <= C * tol (the slack is within tol percent of optimal). Returns a
-    :class:`SolverResult`.
+    once objective - lower bound <= C * tol (the slack is within tol percent of optimal). With a budget
+    the outer layer also stops (as FGM does) when the restricted problem's optimum changed by less than
+    ``outer_tol`` (relative) for two groups in a row, or after ``max_outer`` groups; the reported
+    lower bound then says how far from optimal the answer may be. Returns a :class:`SolverResult`.
     """
     X = _as_solver_matrix(X)
     n, m = X.shape
@@ -131,21 +133,26 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, max_iter=2000, max_
                 converged = True
                 break
             if any(np.array_equal(top, g.cols) for g in ws.groups):
-                converged = True   # the most violated group is already there: restricted = full
+                converged = True       # the most violated group is there: restricted = full problem
                 break
             ws.add_group(top, X[:, top])
             cache.extend(top)
-            status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
+            # While groups are being generated each restricted problem is solved to 1% (its answer only
+            # has to point at the next group); the last one is polished to tol below.
+            coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
+            status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **dict(inner_kw, tol=coarse))
             if status == "max_iter":
                 break
             # The restricted problem's optimum decreases as groups are added (FGM's objective). A
             # degenerate master can leave it unchanged once while a later group still helps, so
             # the stall must hold for two groups in a row.
-            stalled = stalled + 1 if abs(previous - restricted) <= C * tol else 0
+            stalled = stalled + 1 if abs(previous - restricted) <= outer_tol * abs(restricted) else 0
             if stalled >= 2:
                 converged = True
                 break
             previous = restricted
+        if state.n_iter < max_iter and not state.best - state.lower <= C * tol:
+            inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
         c = _matvec_t(X, ws.beta())
         state.lower = max(state.lower, _lower_bound(ws, c, _top_features(c, budget)))
     gap = state.best - state.lower

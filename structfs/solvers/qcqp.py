@@ -102,7 +102,7 @@ def solve_master_ecos(factors, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9)
     return MasterSolution(abar, _normalise(np.array(mu)), np.nan, "ecos"), flag
 
 
-def solve_master_cvxpy(factors, delta, C, solver=None):
+def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
     """Reference formulation of the same master problem in cvxpy (default solver: Clarabel)."""
     import cvxpy as cp
 
@@ -111,7 +111,7 @@ def solve_master_cvxpy(factors, delta, C, solver=None):
     theta = cp.Variable()
     quad = [0.5 * C * cp.sum_squares(F.T @ abar) <= theta for F in factors]
     prob = cp.Problem(cp.Minimize(theta - delta @ abar), [cp.sum(abar) <= 1] + quad)
-    prob.solve(solver=solver or cp.CLARABEL)
+    prob.solve(solver=solver or cp.CLARABEL, **solver_opts)
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or abar.value is None:
         return None, prob.status
     a = np.clip(abar.value, 0.0, None)

@@ -1,0 +1,55 @@
+"""Plots (optional extra: ``pip install 'structfs[plot]'``): budget paths and convergence."""
+import matplotlib.pyplot as plt
+
+
+def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=None, title=None, ax=None):
+    """A measure against the number of selected features, with baselines.
+
+    ``baselines``: {name: value} (a horizontal line) or {name: (n_features, value)} (a point).
+    Returns the path written (``out``) or the axes.
+    """
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(n_features, values, "o-", label="StructSVM (budget path)")
+    for i, (name, value) in enumerate((baselines or {}).items()):
+        if isinstance(value, tuple):
+            ax.plot([value[0]], [value[1]], "s", label=name)
+        else:
+            ax.axhline(value, linestyle="--", color=f"C{i + 1}", label=name)
+    ax.set_xscale("log")
+    ax.set_xlabel("selected features")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    if own and out:
+        ax.figure.tight_layout()
+        ax.figure.savefig(out, dpi=120)
+        plt.close(ax.figure)
+        return out
+    return ax
+
+
+def plot_convergence(history, out=None, ax=None):
+    """Primal objective and lower bound against cutting-plane iterations, from ``estimator.history_``."""
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    it = [h["iteration"] for h in history]
+    ax.plot(it, [h["objective"] for h in history], label="objective (best primal)")
+    lb = [(i, h["lower_bound"]) for i, h in zip(it, history) if h["lower_bound"] > 0]
+    if lb:
+        ax.plot(*zip(*lb), label="lower bound")
+    ax.set_yscale("log")
+    ax.set_xlabel("cutting planes")
+    ax.set_ylabel("objective")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    if own and out:
+        ax.figure.tight_layout()
+        ax.figure.savefig(out, dpi=120)
+        plt.close(ax.figure)
+        return out
+    return ax

@@ -1,0 +1,147 @@
+"""StructSVM as a scikit-learn estimator: API checks, composition, input handling, bad input."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.model_selection import GridSearchCV
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.utils.estimator_checks import check_estimator
+
+from structfs import StructSVM
+from structfs.losses import ContingencyLoss, get_loss
+from structfs.metrics import f1, get_scorer
+
+
+def _data(n=80, m=6, seed=0, pos=0.3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    w = np.zeros(m)
+    w[:2] = [2.0, -1.5]
+    y = np.where(X @ w + 0.3 * rng.normal(size=n) > np.quantile(X @ w, 1 - pos), 1, 0)
+    return X, y
+
+
+def test_check_estimator():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check_estimator(StructSVM(C=10.0, max_iter=200))
+
+
+def test_fitted_attributes_follow_the_contract():
+    X, y = _data()
+    clf = StructSVM(loss="f1", C=100.0, bias=2.0).fit(X, y)
+    assert clf.coef_.shape == (1, X.shape[1]) and clf.intercept_.shape == (1,)
+    assert list(clf.classes_) == [0, 1]
+    assert np.array_equal(clf.selected_features_, np.flatnonzero(clf.coef_[0]))
+    assert clf.n_iter_ == len(clf.history_) >= 1
+    assert clf.gap_ == pytest.approx(clf.objective_ - clf.lower_bound_) and clf.gap_ <= 100.0 * 0.01 + 1e-9
+    assert np.allclose(clf.decision_function(X), X @ clf.coef_[0] + clf.intercept_[0])
+    assert set(clf.history_[0]) >= {"outer", "objective", "lower_bound", "gap", "planes", "features", "seconds"}
+    assert f1(y, clf.decision_function(X)) > 80
+
+
+def test_labels_of_any_two_classes_positive_is_classes_1():
+    X, y = _data()
+    names = np.where(y == 1, "spam", "ham")
+    a = StructSVM(C=100.0).fit(X, y)
+    b = StructSVM(C=100.0).fit(X, names)
+    assert list(b.classes_) == ["ham", "spam"]
+    assert np.allclose(a.coef_, b.coef_)
+    assert set(b.predict(X)) <= {"ham", "spam"}
+
+
+def test_budget_limits_features_and_budget_ge_m_is_unbudgeted():
+    X, y = _data(m=30)
+    small = StructSVM(C=100.0, budget=2).fit(X, y)
+    assert 1 <= len(small.selected_features_) <= 30
+    assert set(small.selected_features_[:2]) <= set(range(30))
+    assert {0, 1} <= set(np.argsort(-np.abs(small.coef_[0]))[:3])     # informative features found
+    full = StructSVM(C=100.0, budget=None).fit(X, y)
+    same = StructSVM(C=100.0, budget=30).fit(X, y)
+    assert np.allclose(full.coef_, same.coef_)
+
+
+def test_sparse_formats_and_float32_are_accepted_without_densifying():
+    X, y = _data(m=10)
+    ref = StructSVM(C=100.0).fit(X, y)
+    for fmt in ("csr", "csc", "coo", "lil"):
+        Xs = sp.csr_matrix(X).asformat(fmt)
+        clf = StructSVM(C=100.0).fit(Xs, y)
+        # same problem, another summation order: equal up to the solver's accuracy
+        assert np.allclose(clf.coef_, ref.coef_, rtol=1e-4, atol=1e-4)
+        assert np.allclose(clf.decision_function(Xs), ref.decision_function(X), rtol=1e-4, atol=1e-4)
+        assert abs(clf.objective_ - ref.objective_) <= max(clf.gap_, ref.gap_)
+    clf = StructSVM(C=100.0).fit(X.astype(np.float32), y)
+    assert np.linalg.norm(clf.coef_ - ref.coef_) <= 1e-3 * np.linalg.norm(ref.coef_)
+    assert abs(clf.objective_ - ref.objective_) <= max(clf.gap_, ref.gap_)
+
+
+@pytest.mark.parametrize("loss", ["error", "f1", "prbep", "auc", "rec@k"])
+def test_every_loss_trains(loss):
+    X, y = _data(seed=2)
+    clf = StructSVM(loss=loss, C=100.0).fit(X, y)
+    assert clf.loss_.score(np.where(y == 1, 1, -1), clf.decision_function(X)) > 70
+
+
+def test_loss_objects_and_params():
+    X, y = _data(seed=3)
+    a = StructSVM(loss="fbeta", loss_params={"beta": 2.0}, C=100.0).fit(X, y)
+    b = StructSVM(loss=get_loss("fbeta", beta=2.0), C=100.0).fit(X, y)
+    assert np.allclose(a.coef_, b.coef_)
+    custom = ContingencyLoss(lambda a_, b_, c_, d_: 100.0 * (b_ + 2 * c_) / (a_ + b_ + c_ + d_))
+    StructSVM(loss=custom, C=10.0).fit(X, y)
+
+
+def test_pipeline_gridsearch_and_one_vs_rest():
+    texts = ["cheap pills buy now", "meeting at noon", "buy cheap watches", "lunch at noon today",
+             "win money now", "project meeting notes", "cheap money fast", "notes from lunch"] * 4
+    labels = np.array([1, 0, 1, 0, 1, 0, 1, 0] * 4)
+    pipe = Pipeline([("tfidf", TfidfVectorizer()), ("clf", StructSVM(C=100.0))]).fit(texts, labels)
+    assert (pipe.predict(texts) == labels).mean() == 1.0
+    X, y = _data(n=120, seed=4)
+    search = GridSearchCV(StructSVM(), {"C": [1.0, 100.0]}, scoring=get_scorer("f1"), cv=3).fit(X, y)
+    assert search.best_params_["C"] in (1.0, 100.0)
+    rng = np.random.default_rng(0)
+    X3 = rng.normal(size=(90, 4)) + np.repeat(np.eye(3, 4) * 3, 30, axis=0)
+    y3 = np.repeat([0, 1, 2], 30)
+    ovr = OneVsRestClassifier(StructSVM(C=100.0), n_jobs=2).fit(X3, y3)
+    assert (ovr.predict(X3) == y3).mean() > 0.9
+
+
+def _raises(match, **kw):
+    X, y = _data()
+    with pytest.raises(ValueError, match=match):
+        StructSVM(**kw).fit(X, y)
+
+
+def test_bad_parameters_raise_before_work():
+    _raises("C must be", C=0)
+    _raises("C must be", C=-1.0)
+    _raises("budget", budget=0)
+    _raises("budget", budget=2.5)
+    _raises("tol", tol=0)
+    _raises("Unknown loss", loss="f2")
+    _raises("beta", loss="fbeta", loss_params={"beta": -1})
+
+
+def test_bad_data_raise_before_work():
+    X, y = _data()
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        StructSVM().fit(Xn, y)
+    Xi = X.copy()
+    Xi[1, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity|inf"):
+        StructSVM().fit(Xi, y)
+    with pytest.raises(ValueError, match="one class only"):
+        StructSVM().fit(X, np.ones(len(y)))
+    with pytest.raises(ValueError, match="OneVsRestClassifier"):
+        StructSVM().fit(X, np.arange(len(y)) % 3)
+    clf = StructSVM(C=10.0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.decision_function(X[:, :3])

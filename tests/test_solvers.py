@@ -1,0 +1,163 @@
+"""The learner against exact solutions: every output enumerated, the problem of CONTRACT section 1
+solved by cvxpy, and the master-problem solvers against each other."""
+import itertools
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from structfs.losses import get_loss
+from structfs.solvers import ksupport_sq, solve
+from structfs.solvers.qcqp import master_value, solve_master, solve_master_cvxpy, solve_master_ecos
+from structfs.solvers.simplex_qp import solve_simplex_qp
+
+
+def all_outputs(y, loss_name, k=None):
+    """(coef, Delta) of every output: labelings (restricted as the loss says) or pairwise orderings."""
+    n = len(y)
+    loss = get_loss(loss_name, **({"k": k} if k else {}))
+    if loss_name == "auc":
+        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+        P, N = len(pos), len(neg)
+        for bits in itertools.product((0, 1), repeat=P * N):
+            swapped = np.array(bits).reshape(P, N)
+            coef = np.zeros(n)
+            coef[pos] = swapped.sum(1)
+            coef[neg] = -swapped.sum(0)
+            yield 100.0 / (P * N) * coef, 100.0 * swapped.sum() / (P * N)
+        return
+    for bits in itertools.product((-1.0, 1.0), repeat=n):
+        yb = np.array(bits)
+        a, b = np.sum((y > 0) & (yb > 0)), np.sum((y < 0) & (yb > 0))
+        c = np.sum((y > 0) & (yb < 0))
+        if loss_name == "prbep" and b != c or loss_name == "prec@k" and a + b != k:
+            continue
+        yield (50.0 / n) * (y - yb), loss.delta(y, yb)
+
+
+def exact_objective(X, y, loss_name, C, budget, bias, k=None):
+    n, m = X.shape
+    Xt = np.hstack([X, np.full((n, 1), bias)]) if bias else X
+    planes = list(all_outputs(y, loss_name, k))
+    psi = np.array([coef @ Xt for coef, _ in planes])
+    delta = np.array([d for _, d in planes])
+    w = cp.Variable(Xt.shape[1])
+    xi = cp.Variable(nonneg=True)
+    cons = [psi @ w >= delta - xi]
+    if budget is None or budget >= m:
+        reg = 0.5 * cp.sum_squares(w[:m])
+    else:
+        d = cp.Variable(m)
+        cons += [d >= 0, d <= 1, cp.sum(d) <= budget]
+        reg = 0.5 * cp.sum([cp.quad_over_lin(w[j], d[j]) for j in range(m)])
+    if bias:
+        reg = reg + 0.5 * cp.square(w[m])
+    prob = cp.Problem(cp.Minimize(reg + C * xi), cons)
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == cp.OPTIMAL
+    return prob.value
+
+
+def _problem(seed, n=7, m=5, loss_name="f1"):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    if loss_name == "auc":   # keep P * N small enough to enumerate orderings
+        X, y = X[:6], np.array([1.0, -1, 1, -1, -1, 1])
+    return X, y
+
+
+@pytest.mark.parametrize("loss_name,k", [("error", None), ("f1", None), ("prbep", None), ("prec@k", 2), ("auc", None)])
+@pytest.mark.parametrize("budget", [None, 1, 2, 5])
+@pytest.mark.parametrize("bias", [0.0, 1.0])
+def test_objective_matches_exact_optimum(loss_name, k, budget, bias):
+    for seed in range(2):
+        X, y = _problem(seed, loss_name=loss_name)
+        C = 10.0
+        loss = get_loss(loss_name, **({"k": k} if k else {}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solve(X, y, loss, C, budget=budget, bias=bias, tol=1e-5)
+        opt = exact_objective(X, y, loss_name, C, budget, bias, k)
+        assert res.objective == pytest.approx(opt, rel=1e-3)
+        assert res.objective >= opt * (1 - 1e-6)            # it is a primal value
+        # the reported gap bounds the true suboptimality
+        assert res.lower_bound <= opt * (1 + 1e-6) + 1e-6
+        assert res.objective - opt <= res.objective - res.lower_bound + 1e-6 * opt
+        if budget is None or budget >= X.shape[1]:
+            assert res.objective - res.lower_bound <= C * 1e-5 * 1.01
+
+
+def test_budget_at_least_n_features_is_the_unbudgeted_problem():
+    X, y = _problem(3)
+    a = solve(X, y, get_loss("f1"), 10.0, budget=None, tol=1e-6)
+    b = solve(X, y, get_loss("f1"), 10.0, budget=X.shape[1], tol=1e-6)
+    assert np.allclose(a.w, b.w) and a.objective == b.objective
+
+
+def test_error_loss_is_linearsvc_with_scaled_C():
+    """CONTRACT: xi for the error loss is (100/n) sum of hinge losses -> LinearSVC(C=100 C / n)."""
+    from sklearn.svm import LinearSVC
+
+    rng = np.random.default_rng(0)
+    n, m = 60, 4
+    X = rng.normal(size=(n, m))
+    y = np.where(X @ rng.normal(size=m) + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    C = 0.3
+    res = solve(X, y, get_loss("error"), C, bias=0.0, tol=1e-7, max_iter=5000)
+    svc = LinearSVC(loss="hinge", C=100 * C / n, fit_intercept=False, tol=1e-10, max_iter=200000,
+                    dual=True).fit(X, y)
+    assert np.allclose(res.w, svc.coef_[0], atol=2e-3 * np.abs(svc.coef_).max())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ecos_master_equals_cvxpy_master(seed):
+    rng = np.random.default_rng(seed)
+    K, T = rng.integers(2, 30), rng.integers(2, 6)
+    factors = [rng.normal(size=(K, rng.integers(1, 8))) * 10 ** rng.uniform(-3, 0) for _ in range(T)]
+    grams = [F @ F.T for F in factors]
+    delta = rng.uniform(0, 100, K)
+    C = 10 ** rng.uniform(0, 4)
+    e, flag = solve_master_ecos(factors, delta, C)
+    c, status = solve_master_cvxpy(factors, delta, C, solver=cp.ECOS, abstol=1e-9, reltol=1e-9, feastol=1e-9)
+    assert flag == 0 and status in ("optimal", "optimal_inaccurate")
+    ve, vc = master_value(e.abar, grams, delta, C), master_value(c.abar, grams, delta, C)
+    # A maximisation: the direct cone program must never be worse than the modelling layer's, and
+    # both agree up to the reference's accuracy (cvxpy's own canonicalisation is less well scaled).
+    assert ve >= vc * (1 - 1e-7)
+    assert ve == pytest.approx(vc, rel=1e-4)
+    assert e.mu.sum() == pytest.approx(1.0) and (e.mu >= 0).all()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_simplex_qp_equals_cvxpy(seed):
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 120))
+    A = rng.normal(size=(K, max(1, K // 3))) * 10 ** rng.uniform(-2, 1)
+    Q, b = A @ A.T * 1000, rng.uniform(0, 100, K)
+    x, gap, _ = solve_simplex_qp(Q, b, tol=1e-10)
+    assert (x >= 0).all() and x.sum() <= 1 + 1e-12
+    v = cp.Variable(K, nonneg=True)
+    prob = cp.Problem(cp.Minimize(0.5 * 1000 * cp.sum_squares(A.T @ v) - b @ v), [cp.sum(v) <= 1])
+    prob.solve(solver=cp.CLARABEL)
+    assert 0.5 * x @ Q @ x - b @ x == pytest.approx(prob.value, rel=1e-7, abs=1e-7)
+    # single-group masters go through it
+    sol = solve_master([A @ A.T], b, 1000.0)
+    assert sol.value == pytest.approx(-1000 * prob.value, rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 7])
+def test_ksupport_norm_is_the_variational_minimum(k):
+    rng = np.random.default_rng(k)
+    for _ in range(5):
+        w = rng.normal(size=7) * (rng.random(7) < 0.8)
+        w[0] = w[1] = 2.0     # ties
+        d = cp.Variable(7)
+        prob = cp.Problem(cp.Minimize(cp.sum([cp.quad_over_lin(w[j], d[j]) for j in range(7)])),
+                          [d >= 0, d <= 1, cp.sum(d) <= k])
+        prob.solve(solver=cp.CLARABEL)
+        assert ksupport_sq(w, k) == pytest.approx(prob.value, rel=1e-6)
+    assert ksupport_sq(np.array([3.0, 0, 0, 4.0]), 2) == pytest.approx(25.0)     # <= k nonzeros: Euclidean
+    assert ksupport_sq(np.array([1.0, 1.0, 1.0]), 1) == pytest.approx(9.0)       # k = 1: l1 squared
