@@ -71,13 +71,18 @@ def test_sparse_formats_and_float32_are_accepted_without_densifying():
     for fmt in ("csr", "csc", "coo", "lil"):
         Xs = sp.csr_matrix(X).asformat(fmt)
         clf = StructSVM(C=100.0).fit(Xs, y)
-        # same problem, another summation order: equal up to the solver's accuracy
-        assert np.allclose(clf.coef_, ref.coef_, rtol=1e-4, atol=1e-4)
-        assert np.allclose(clf.decision_function(Xs), ref.decision_function(X), rtol=1e-4, atol=1e-4)
+        # Same problem, another summation order. The objective is 1-strongly convex, so
+        # 1/2 ||w - w*||^2 <= gap and two answers differ by at most sqrt(2 gap_a) + sqrt(2 gap_b).
+        assert _close_within_gaps(clf, ref)
         assert abs(clf.objective_ - ref.objective_) <= max(clf.gap_, ref.gap_)
     clf = StructSVM(C=100.0).fit(X.astype(np.float32), y)
-    assert np.linalg.norm(clf.coef_ - ref.coef_) <= 1e-3 * np.linalg.norm(ref.coef_)
-    assert abs(clf.objective_ - ref.objective_) <= max(clf.gap_, ref.gap_)
+    assert _close_within_gaps(clf, ref)
+    assert abs(clf.objective_ - ref.objective_) <= max(clf.gap_, ref.gap_) * 1.001
+
+
+def _close_within_gaps(a, b):
+    diff = np.linalg.norm(np.append(a.coef_[0] - b.coef_[0], a.intercept_ - b.intercept_))
+    return diff <= np.sqrt(2 * a.gap_) + np.sqrt(2 * b.gap_) + 1e-9
 
 
 @pytest.mark.parametrize("loss", ["error", "f1", "prbep", "auc", "rec@k"])

@@ -20,7 +20,7 @@ LOSSES = {
 }
 
 # svm_perf_learn -l codes for the losses structfs shares with it.
-SVMPERF_CODES = {1: "f1", 2: "error", 3: "prec@k", 4: "rec@k", 5: "prbep", 10: "auc"}
+SVMPERF_CODES = {1: "f1", 2: "error", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "auc"}
 
 
 def get_loss(name, **params):

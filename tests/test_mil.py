@@ -1,0 +1,106 @@
+"""MILES embedding against a brute-force loop, the MIL CSV loader, and MILESClassifier."""
+import lzma
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from structfs.datasets import load_mil_csv
+from structfs.mil import MILESClassifier, MILESEmbedding
+
+DATA = os.environ.get("STRUCTFS_DATA")
+
+
+def _bags(rng, n_bags=12, d=3, shift=2.0):
+    bags, y = [], []
+    for i in range(n_bags):
+        inst = rng.normal(size=(int(rng.integers(1, 6)), d))
+        if i % 2 == 0:                    # positive bags hold one instance near the "concept"
+            inst[0] = shift + 0.1 * rng.normal(size=d)
+        bags.append(inst)
+        y.append(1 if i % 2 == 0 else 0)
+    return bags, np.array(y)
+
+
+def test_embedding_matches_brute_force():
+    rng = np.random.default_rng(0)
+    bags, _ = _bags(rng)
+    emb = MILESEmbedding(sigma=1.3).fit(bags)
+    pool = np.vstack(bags)
+    mean, std = pool.mean(0), pool.std(0)
+    pool = (pool - mean) / std
+    query = [(b - mean) / std for b in _bags(np.random.default_rng(1))[0]]
+    expected = np.array([[max(np.exp(-np.sum((x - p) ** 2) / (2 * 1.3 ** 2)) for x in bag) for p in pool]
+                         for bag in query])
+    assert np.allclose(emb.transform(_bags(np.random.default_rng(1))[0]), expected, atol=1e-12)
+    assert np.array_equal(emb.pool_bag_, np.repeat(np.arange(len(bags)), [len(b) for b in bags]))
+
+
+def test_embedding_blocks_do_not_change_the_result(monkeypatch):
+    import structfs.mil as mil
+
+    rng = np.random.default_rng(2)
+    bags, _ = _bags(rng, n_bags=30)
+    full = MILESEmbedding().fit(bags).transform(bags)
+    monkeypatch.setattr(mil, "_BLOCK", 7)          # one bag per block
+    assert np.allclose(MILESEmbedding().fit(bags).transform(bags), full)
+
+
+def test_default_sigma_is_about_the_dimension_for_standardised_data():
+    rng = np.random.default_rng(3)
+    bags = [rng.normal(size=(5, 40)) * rng.uniform(1, 9, 40) for _ in range(30)]
+    emb = MILESEmbedding().fit(bags)
+    assert 0.5 * 40 <= emb.sigma_ ** 2 <= 2 * 40
+
+
+def test_classifier_finds_the_concept_and_reports_instances():
+    rng = np.random.default_rng(4)
+    bags, y = _bags(rng, n_bags=40)
+    clf = MILESClassifier(C=100.0, budget=3).fit(bags, y)
+    assert (clf.predict(bags) == y).mean() >= 0.9
+    inst = clf.selected_instances_
+    assert inst.ndim == 2 and inst.shape[1] == 2 and len(inst) >= 1
+    assert np.array_equal(inst[:, 1], clf.embedding_.pool_bag_[inst[:, 0]])
+    assert clf.decision_function(bags).shape == (40,)
+
+
+def test_load_mil_csv_plain_and_xz(tmp_path):
+    text = "1,7,0.5,1.0\n0,3,2.0,3.0\n1,7,1.5,2.5\n0,3,4.0,5.0\n1,9,0.0,0.0\n"
+    for path, opener in ((tmp_path / "toy.csv", open), (tmp_path / "toy.csv.xz", lzma.open)):
+        with opener(path, "wt") as fh:
+            fh.write(text)
+        bags, y, ids = load_mil_csv(path)
+        assert list(ids) == [7, 3, 9] and list(y) == [1, 0, 1]
+        assert np.array_equal(bags[0], [[0.5, 1.0], [1.5, 2.5]]) and bags[2].shape == (1, 2)
+
+
+@pytest.mark.skipif(not DATA, reason="STRUCTFS_DATA is not set: the shared MIL benchmarks are absent")
+def test_shared_mil_files_load_as_documented():
+    bags, y, _ = load_mil_csv(Path(DATA) / "mil" / "musk1.csv.xz")
+    assert len(bags) == 92 and y.sum() == 47 and sum(len(b) for b in bags) == 476
+    assert bags[0].shape[1] == 166
+
+
+def test_bad_bags_raise_before_work():
+    rng = np.random.default_rng(5)
+    bags, y = _bags(rng)
+    with pytest.raises(ValueError, match="empty"):
+        MILESEmbedding().fit(bags + [np.zeros((0, 3))])
+    with pytest.raises(ValueError, match="features"):
+        MILESEmbedding().fit(bags + [np.zeros((2, 4))])
+    with pytest.raises(ValueError, match="NaN"):
+        MILESEmbedding().fit(bags + [np.array([[np.nan, 0, 0]])])
+    with pytest.raises(ValueError, match="2-D"):
+        MILESEmbedding().fit(bags + [np.zeros(3)])
+    with pytest.raises(ValueError, match="sigma"):
+        MILESEmbedding(sigma=0).fit(bags)
+    with pytest.raises(ValueError, match="sigma"):
+        MILESClassifier(sigma=-1.0).fit(bags, y)
+    with pytest.raises(ValueError, match="one class"):
+        MILESClassifier().fit(bags, np.ones(len(bags)))
+    with pytest.raises(ValueError, match="one label per bag"):
+        MILESClassifier().fit(bags, y[:-1])
+    emb = MILESEmbedding().fit(bags)
+    with pytest.raises(ValueError, match="features"):
+        emb.transform([np.zeros((2, 5))])
