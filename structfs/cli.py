@@ -60,6 +60,170 @@ def _demo(args):
     return 0
 
 
+def read_svmlight(path, n_features=None):
+    """(X CSR, y) from an SVMlight/LIBSVM file (1-based indices, qid ignored, # comments allowed).
+
+    A malformed line is reported with its line number."""
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=False)
+    except FileNotFoundError:
+        raise CLIError(f"no such file: {path}") from None
+    except ValueError as exc:
+        raise CLIError(f"{path}: {_first_bad_line(path) or exc}") from None
+    return X, y
+
+
+def _first_bad_line(path):
+    import re
+
+    pair = re.compile(r"^(qid:\S+|\d+:[-+0-9.eEinfaINFA]+)$")
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            body = line.split("#", 1)[0].split()
+            if not body:
+                continue
+            try:
+                float(body[0])
+            except ValueError:
+                return f"line {number}: the label {body[0]!r} is not a number"
+            for token in body[1:]:
+                if not pair.match(token):
+                    return f"line {number}: {token!r} is not an index:value pair"
+                if not token.startswith("qid:") and int(token.split(":")[0]) < 1:
+                    return f"line {number}: feature indices are 1-based, found {token.split(':')[0]}"
+    return None
+
+
+def _loss_name(value):
+    from .losses import LOSSES, SVMPERF_CODES
+
+    if value.isdigit():
+        code = int(value)
+        if code not in SVMPERF_CODES:
+            raise CLIError(f"unknown SVMperf loss code {code}; structfs knows {sorted(SVMPERF_CODES)} "
+                           f"({', '.join(f'{k}={v}' for k, v in SVMPERF_CODES.items())})")
+        return SVMPERF_CODES[code]
+    if value not in LOSSES:
+        raise CLIError(f"unknown loss {value!r}; known losses: {', '.join(LOSSES)} (or SVMperf codes 1,2,3,4,5,10)")
+    return value
+
+
+def _estimator(args, n_classes):
+    from .estimators import OneVsRestStructSVM, StructSVM
+
+    loss = _loss_name(args.loss)
+    loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
+    params = dict(loss=loss, loss_params=loss_params, C=args.C, budget=args.budget, bias=args.bias,
+                  tol=args.tol, verbose=max(0, args.verbose - 1))
+    if n_classes > 2:
+        return OneVsRestStructSVM(n_jobs=args.jobs, **params)
+    return StructSVM(**params)
+
+
+def _train(args):
+    from .model_io import save_model
+
+    X, y = read_svmlight(args.train_file)
+    n_classes = np.unique(y).shape[0]
+    clf = _estimator(args, n_classes)
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    seconds = time.perf_counter() - t0
+    save_model(clf, args.model_file)
+    if args.verbose:
+        binaries = getattr(clf, "estimators_", [clf])
+        feats = np.mean([len(b.selected_features_) for b in binaries])
+        print(f"trained on {X.shape[0]} examples x {X.shape[1]} features, {n_classes} classes in {seconds:.2f} s; "
+              f"{feats:.1f} selected features per model; model written to {args.model_file}")
+    return 0
+
+
+def _scores_for(args):
+    from .model_io import load_model
+
+    model = load_model(args.model_file)
+    X, y = read_svmlight(args.test_file, n_features=None)
+    n_model = model.n_features_in_
+    if X.shape[1] > n_model:
+        raise CLIError(f"{args.test_file} has feature indices up to {X.shape[1]} but the model knows {n_model}")
+    if X.shape[1] < n_model:
+        X.resize((X.shape[0], n_model))
+    return model, model.decision_function(X), y
+
+
+def _predict(args):
+    _, scores, _ = _scores_for(args)
+    scores = scores[:, None] if scores.ndim == 1 else scores
+    np.savetxt(args.out_file, scores, fmt="%.10g")
+    return 0
+
+
+def evaluate_scores(classes, scores, y, k_frac=None):
+    """Every measure (percent); macro-averaged over one-vs-rest columns for more than two classes."""
+    from . import metrics
+
+    columns = [scores] if scores.ndim == 1 else [scores[:, j] for j in range(scores.shape[1])]
+    targets = [classes[1]] if scores.ndim == 1 else list(classes)
+    out = {}
+    for name, fn in (("F1", metrics.f1), ("PRBEP", metrics.prbep), ("Prec@k", metrics.precision_at_k),
+                     ("Rec@k", metrics.recall_at_k), ("ROC-AUC", metrics.roc_auc), ("Error", metrics.error_rate)):
+        values = []
+        for col, target in zip(columns, targets):
+            yy = np.where(y == target, 1, -1)
+            if name in ("PRBEP", "Rec@k", "ROC-AUC") and (yy > 0).sum() in (0, len(yy)):
+                continue
+            kw = {"k_frac": k_frac} if k_frac and name in ("Prec@k", "Rec@k") else {}
+            values.append(fn(yy, col, **kw))
+        out[name] = float(np.mean(values)) if values else float("nan")
+    return out
+
+
+def _evaluate(args):
+    model, scores, y = _scores_for(args)
+    result = evaluate_scores(model.classes_, scores, y, args.p)
+    label = "macro-averaged over %d classes" % len(model.classes_) if scores.ndim == 2 else "binary"
+    print(f"{args.test_file}: {len(y)} examples ({label})")
+    for name, value in result.items():
+        print(f"{name:8s} {value:8.3f}")
+    return 0
+
+
+def _path(args):
+    X, y = read_svmlight(args.train_file)
+    if args.test:
+        Xt, yt = read_svmlight(args.test, n_features=X.shape[1])
+    else:
+        from sklearn.model_selection import train_test_split
+        X, Xt, y, yt = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    classes = np.unique(y)
+    rows, feats, values = [], [], []
+    from .estimators import _progress
+
+    for budget in _progress(args.budgets, 1, "budgets"):
+        args.budget = budget
+        clf = _estimator(args, len(classes))
+        t0 = time.perf_counter()
+        clf.fit(X, y)
+        seconds = time.perf_counter() - t0
+        binaries = getattr(clf, "estimators_", [clf])
+        nf = float(np.mean([len(b.selected_features_) for b in binaries]))
+        value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p)[args.measure]
+        rows.append([str(budget), f"{nf:.1f}", f"{value:.2f}", f"{seconds:.2f}"])
+        feats.append(nf)
+        values.append(value)
+    _print_table(["B", "#features", args.measure, "seconds"], rows)
+    if args.plot:
+        try:
+            from .plotting import plot_budget_path
+        except ImportError as exc:
+            print(f"(no plot: {exc}; pip install 'structfs[plot]')")
+            return 0
+        print(f"plot written to {plot_budget_path(feats, values, ylabel=args.measure, out=args.plot)}")
+    return 0
+
+
 def _print_table(header, rows):
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
@@ -77,6 +241,49 @@ def build_parser():
     demo.add_argument("--budgets", type=int, nargs="+", default=[4, 16], help="feature budgets B to try")
     demo.add_argument("--plot", default="structfs-demo.png", help="PNG to write ('' for none)")
     demo.set_defaults(func=_demo)
+
+    def learning_options(p):
+        p.add_argument("-c", dest="C", type=float, default=1000.0, help="trade-off C, as svm_perf_learn -c (default 1000)")
+        p.add_argument("-l", dest="loss", default="f1",
+                       help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, or SVMperf's code 1 (F1), "
+                            "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); default f1")
+        p.add_argument("--b", dest="bias", type=float, default=1.0, help="value of the bias feature (0: none; default 1)")
+        p.add_argument("--p", dest="p", type=float, default=None,
+                       help="k for Prec@k/Rec@k as a fraction of the positives (default 0.5 for Prec@k, 2 for Rec@k)")
+        p.add_argument("-e", dest="tol", type=float, default=0.01,
+                       help="tolerance as svm_perf_learn -e: slack precision in percent (default 0.01)")
+        p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")
+        p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
+
+    train = sub.add_parser("train", help="learn a model from an SVMlight file",
+                           description="Learn a linear model optimising the chosen measure; more than two "
+                                       "classes are handled one-vs-rest.")
+    train.add_argument("train_file", metavar="TRAIN_FILE")
+    train.add_argument("model_file", metavar="MODEL_FILE")
+    learning_options(train)
+    train.add_argument("-B", dest="budget", type=int, default=None, help="feature budget B (default: none)")
+    train.set_defaults(func=_train)
+
+    predict = sub.add_parser("predict", help="write decision values for an SVMlight file")
+    predict.add_argument("test_file", metavar="TEST_FILE")
+    predict.add_argument("model_file", metavar="MODEL_FILE")
+    predict.add_argument("out_file", metavar="OUT_FILE")
+    predict.set_defaults(func=_predict)
+
+    evaluate = sub.add_parser("evaluate", help="print every measure of a model on an SVMlight file")
+    evaluate.add_argument("test_file", metavar="TEST_FILE")
+    evaluate.add_argument("model_file", metavar="MODEL_FILE")
+    evaluate.add_argument("--p", dest="p", type=float, default=None, help="k for Prec@k/Rec@k as a fraction of positives")
+    evaluate.set_defaults(func=_evaluate)
+
+    path = sub.add_parser("path", help="sweep feature budgets: table and PNG of measure vs #features")
+    path.add_argument("train_file", metavar="TRAIN_FILE")
+    path.add_argument("--test", default=None, help="test file (default: a seeded 30%% split of TRAIN_FILE)")
+    path.add_argument("--budgets", type=int, nargs="+", default=[2, 5, 10, 20, 50])
+    path.add_argument("--measure", default="F1", choices=["F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "Error"])
+    path.add_argument("--plot", default="structfs-path.png", help="PNG to write ('' for none)")
+    learning_options(path)
+    path.set_defaults(func=_path, budget=None)
     return parser
 
 

@@ -139,3 +139,73 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
+
+
+class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
+    """One StructSVM per class (that class against the rest), fitted in parallel through joblib.
+
+    Takes StructSVM's parameters plus ``n_jobs``; ``joblib.parallel_backend("dask")`` runs the fits on
+    a Dask cluster unchanged. ``decision_function`` has one column per class and ``predict`` takes the
+    largest; with two classes it is a single StructSVM. Per-class measures are macro-averaged by
+    :func:`structfs.metrics` scorers applied column-wise (see the CLI's ``evaluate``).
+    """
+
+    def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, verbose=0, n_jobs=None):
+        self.loss = loss
+        self.C = C
+        self.budget = budget
+        self.bias = bias
+        self.loss_params = loss_params
+        self.tol = tol
+        self.outer_tol = outer_tol
+        self.max_iter = max_iter
+        self.max_outer = max_outer
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def _binary(self):
+        params = self.get_params()
+        params.pop("n_jobs")
+        return StructSVM(**params)
+
+    def fit(self, X, y):
+        from joblib import Parallel, delayed
+
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.shape[0] < 2:
+            raise ValueError("y has a single class: one class only, but training needs two or more classes.")
+        self._binary()._check_params()          # bad parameters fail before any fit starts
+        targets = [y] if self.classes_.shape[0] == 2 else [(y == c).astype(int) for c in self.classes_]
+        self.estimators_ = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_one)(self._binary(), X, t) for t in _progress(targets, self.verbose, "classes"))
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
+        scores = np.column_stack([est.decision_function(X) for est in self.estimators_])
+        return scores[:, 0] if self.classes_.shape[0] == 2 else scores
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _fit_one(estimator, X, y):
+    return estimator.fit(X, y)
+
+
+def _progress(items, verbose, what):
+    """A tqdm bar over ``items`` when verbose and stderr is a terminal; the items themselves otherwise."""
+    import sys
+
+    if not verbose or not sys.stderr.isatty():
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=what, file=sys.stderr)
