@@ -1,0 +1,114 @@
+"""The command line, model files and one-vs-rest (also on a Dask cluster)."""
+import json
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file, load_digits
+
+from structfs import OneVsRestStructSVM, StructSVM, load_model, save_model
+from structfs.cli import main
+
+
+@pytest.fixture(scope="module")
+def digits_files(tmp_path_factory):
+    d = load_digits()
+    X, y = d.data[:600] / 16.0, d.target[:600]
+    root = tmp_path_factory.mktemp("svmlight")
+    files = {}
+    for name, (Xp, yp) in {"bin.train": (X[:400], np.where(y[:400] == 3, 1, -1)),
+                           "bin.test": (X[400:], np.where(y[400:] == 3, 1, -1)),
+                           "multi.train": (X[:400], y[:400] % 3), "multi.test": (X[400:], y[400:] % 3)}.items():
+        files[name] = root / name
+        dump_svmlight_file(Xp, yp, str(files[name]), zero_based=False, comment="written by the structfs tests")
+    files["root"] = root
+    return files
+
+
+def test_train_predict_evaluate_binary(digits_files, capsys):
+    model = digits_files["root"] / "bin.model"
+    assert main(["train", "-c", "100", "-l", "1", "-v", "0", str(digits_files["bin.train"]), str(model)]) == 0
+    out = digits_files["root"] / "bin.pred"
+    assert main(["predict", str(digits_files["bin.test"]), str(model), str(out)]) == 0
+    scores = np.loadtxt(out)
+    clf = load_model(model)
+    from sklearn.datasets import load_svmlight_file
+    Xt, yt = load_svmlight_file(str(digits_files["bin.test"]), n_features=64, zero_based=False)
+    assert np.allclose(scores, clf.decision_function(Xt), atol=1e-8)
+    capsys.readouterr()
+    assert main(["evaluate", str(digits_files["bin.test"]), str(model)]) == 0
+    printed = capsys.readouterr().out
+    for name in ("F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "Error"):
+        assert name in printed
+
+
+def test_multiclass_is_one_vs_rest_with_a_column_per_class(digits_files):
+    model = digits_files["root"] / "multi.model"
+    assert main(["train", "-c", "10", "-v", "0", "-j", "2", str(digits_files["multi.train"]), str(model)]) == 0
+    out = digits_files["root"] / "multi.pred"
+    assert main(["predict", str(digits_files["multi.test"]), str(model), str(out)]) == 0
+    assert np.loadtxt(out).shape == (200, 3)
+    assert json.loads(model.read_text())["kind"] == "one-vs-rest"
+
+
+def test_path_prints_a_table(digits_files, capsys, tmp_path):
+    assert main(["path", str(digits_files["bin.train"]), "--test", str(digits_files["bin.test"]), "-c", "10",
+                 "--budgets", "2", "8", "--plot", str(tmp_path / "p.png")]) == 0
+    out = capsys.readouterr().out
+    assert "#features" in out and (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("argv_tail,message", [
+    (["train", "MISSING", "m"], "no such file"),
+    (["train", "BADLINE", "m"], "line 2"),
+    (["train", "-l", "7", "TRAIN", "m"], "unknown SVMperf loss code 7"),
+    (["train", "-l", "f2", "TRAIN", "m"], "unknown loss"),
+    (["train", "-c", "-1", "TRAIN", "m"], "C must be"),
+    (["evaluate", "TRAIN", "TRUNCATED"], "corrupt or truncated"),
+    (["evaluate", "TRAIN", "FUTURE"], "version"),
+])
+def test_errors_are_one_line_without_traceback(digits_files, tmp_path, capsys, argv_tail, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 1:0.5 2:1\n-1 1:0.5 two:1\n")
+    good_model = tmp_path / "good.model"
+    save_model(StructSVM(C=10.0).fit(np.eye(4), [0, 1, 0, 1]), good_model)
+    truncated = tmp_path / "trunc.model"
+    truncated.write_text(good_model.read_text()[:50])
+    future = tmp_path / "future.model"
+    doc = json.loads(good_model.read_text())
+    doc["format_version"] = 99
+    future.write_text(json.dumps(doc))
+    names = {"MISSING": str(tmp_path / "nope"), "BADLINE": str(bad), "TRAIN": str(digits_files["bin.train"]),
+             "TRUNCATED": str(truncated), "FUTURE": str(future), "m": str(tmp_path / "m.model")}
+    code = main([names.get(a, a) for a in argv_tail])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_model_file_round_trip_and_pickle(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 5))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    clf = StructSVM(loss="prec@k", loss_params={"k": 10}, C=50.0, budget=2).fit(X, y)
+    save_model(clf, tmp_path / "m.json")
+    back = load_model(tmp_path / "m.json")
+    assert np.allclose(back.decision_function(X), clf.decision_function(X))
+    assert list(back.classes_) == ["no", "yes"] and back.loss_.params["k"] == 10
+    assert np.array_equal(pickle.loads(pickle.dumps(clf)).predict(X), clf.predict(X))
+
+
+def test_one_vs_rest_on_a_dask_cluster_matches_local():
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_backend
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(90, 4)) + np.repeat(np.eye(3, 4) * 3, 30, axis=0)
+    y = np.repeat([0, 1, 2], 30)
+    local = OneVsRestStructSVM(C=10.0, n_jobs=1).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with parallel_backend("dask"):
+            remote = OneVsRestStructSVM(C=10.0, n_jobs=2).fit(X, y)
+    assert np.allclose(local.decision_function(X), remote.decision_function(X))
+    assert (remote.predict(X) == y).mean() > 0.9
