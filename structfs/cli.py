@@ -238,7 +238,7 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = sub.add_parser("demo", help="train on scikit-learn's bundled digits and compare with LinearSVC")
     demo.add_argument("-c", dest="C", type=float, default=100.0, help="C as in svm_perf_learn (default 100)")
-    demo.add_argument("--budgets", type=int, nargs="+", default=[4, 16], help="feature budgets B to try")
+    demo.add_argument("--budgets", type=int, nargs="+", default=[4, 8], help="feature budgets B to try")
     demo.add_argument("--plot", default="structfs-demo.png", help="PNG to write ('' for none)")
     demo.set_defaults(func=_demo)
 

@@ -17,7 +17,8 @@ def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=N
             ax.plot([value[0]], [value[1]], "s", label=name)
         else:
             ax.axhline(value, linestyle="--", color=f"C{i + 1}", label=name)
-    ax.set_xscale("log")
+    if min(n_features) > 0 and max(n_features) >= 10 * min(n_features):
+        ax.set_xscale("log")          # budget paths usually span decades
     ax.set_xlabel("selected features")
     ax.set_ylabel(ylabel)
     if title:
