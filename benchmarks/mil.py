@@ -25,7 +25,7 @@ from structfs.mil import MILESClassifier, MILESEmbedding
 DATASETS = ["musk1", "musk2", "elephant", "birds_brown_creeper"]
 
 
-def run(name, data, n_splits, C, budget):
+def run(name, data, n_splits, C, budget, max_instances=None):
     bags, y, _ = load_mil_csv(data / "mil" / f"{name}.csv.xz")
     splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
     res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
@@ -42,7 +42,7 @@ def run(name, data, n_splits, C, budget):
         res["b"]["n"].append(np.count_nonzero(l1.best_estimator_.coef_))
         # (a) structfs with a budget
         t0 = time.perf_counter()
-        clf = MILESClassifier(loss="f1", C=C, budget=budget).fit(tr, y[train])
+        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=max_instances).fit(tr, y[train])
         res["a"]["s"].append(time.perf_counter() - t0)
         res["a"]["f1"].append(f1(y[test], clf.decision_function(te)))
         res["a"]["n"].append(len(clf.selected_instances_))
@@ -66,15 +66,16 @@ def main():
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("-C", type=float, default=100.0)
     parser.add_argument("--budget", type=int, default=5)
+    parser.add_argument("--max-instances", type=int, default=None, help="hard cap for (a) (refit on the top k)")
     args = parser.parse_args()
     data = get_data_home(args.data)
-    print(f"C={args.C:g}, budget={args.budget}; mean (std) over {args.splits} splits")
+    print(f"C={args.C:g}, budget={args.budget}, max_instances={args.max_instances}; mean (std) over {args.splits} splits")
     print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (c) F1 | (c) #inst | (c) s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            r = run(name, data, args.splits, args.C, args.budget)
+            r = run(name, data, args.splits, args.C, args.budget, args.max_instances)
         cells = [fmt(r[k][m]) for k in "abc" for m in ("f1", "n", "s")]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 

@@ -144,10 +144,14 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     classes). After fitting, ``selected_instances_`` is an (k, 2) integer array: column 0 the index of
     each selected training instance in the pool (``embedding_.pool_``), column 1 the training bag it
     came from, so a user sees which instances the retrieval decision rests on.
+
+    ``budget`` is the B of the convex B-support-norm problem, whose solution may use more than B
+    instances. ``max_instances=k`` is a hard cap: the k instances with the largest weights are kept
+    and the classifier is refitted (without budget) on their similarities alone.
     """
 
     def __init__(self, loss="f1", C=100.0, budget=None, sigma=None, standardize=True, bias=1.0,
-                 loss_params=None, tol=0.01, max_iter=2000, max_outer=30, verbose=0):
+                 loss_params=None, tol=0.01, max_iter=2000, max_outer=30, max_instances=None, verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -158,10 +162,19 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.max_outer = max_outer
+        self.max_instances = max_instances
         self.verbose = verbose
+
+    def _svm(self, budget):
+        return StructSVM(loss=self.loss, C=self.C, budget=budget, bias=self.bias, loss_params=self.loss_params,
+                         tol=self.tol, max_iter=self.max_iter, max_outer=self.max_outer, verbose=self.verbose)
 
     def fit(self, bags, y):
         _check_sigma(self.sigma)
+        if self.max_instances is not None and (isinstance(self.max_instances, bool) or
+                                               not isinstance(self.max_instances, numbers.Integral) or
+                                               self.max_instances < 1):
+            raise ValueError(f"max_instances must be None or an integer >= 1, got {self.max_instances!r}.")
         bags = check_bags(bags)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != len(bags):
@@ -170,17 +183,20 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("y has a single class: one class only, but MIL training needs bags of two classes.")
         self.embedding_ = MILESEmbedding(self.sigma, self.standardize).fit(bags)
         Z = self.embedding_.transform(bags)
-        self.svm_ = StructSVM(loss=self.loss, C=self.C, budget=self.budget, bias=self.bias,
-                              loss_params=self.loss_params, tol=self.tol, max_iter=self.max_iter,
-                              max_outer=self.max_outer, verbose=self.verbose).fit(Z, y)
+        self.columns_ = np.arange(Z.shape[1])
+        self.svm_ = self._svm(self.budget).fit(Z, y)
+        if self.max_instances is not None and len(self.svm_.selected_features_) > self.max_instances:
+            weights = np.abs(self.svm_.coef_[0])
+            self.columns_ = np.sort(np.argsort(-weights, kind="stable")[:self.max_instances])
+            self.svm_ = self._svm(None).fit(Z[:, self.columns_], y)
         self.classes_ = self.svm_.classes_
-        chosen = self.svm_.selected_features_
+        chosen = self.columns_[self.svm_.selected_features_]
         self.selected_instances_ = np.column_stack([chosen, self.embedding_.pool_bag_[chosen]])
         return self
 
     def decision_function(self, bags):
         check_is_fitted(self)
-        return self.svm_.decision_function(self.embedding_.transform(bags))
+        return self.svm_.decision_function(self.embedding_.transform(bags)[:, self.columns_])
 
     def predict(self, bags):
         scores = self.decision_function(bags)

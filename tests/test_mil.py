@@ -104,3 +104,14 @@ def test_bad_bags_raise_before_work():
     emb = MILESEmbedding().fit(bags)
     with pytest.raises(ValueError, match="features"):
         emb.transform([np.zeros((2, 5))])
+
+
+def test_max_instances_is_a_hard_cap():
+    rng = np.random.default_rng(6)
+    bags, y = _bags(rng, n_bags=40)
+    clf = MILESClassifier(C=100.0, budget=3, max_instances=2).fit(bags, y)
+    assert len(clf.selected_instances_) <= 2
+    assert clf.decision_function(bags).shape == (40,)
+    assert (clf.predict(bags) == y).mean() >= 0.8
+    with pytest.raises(ValueError, match="max_instances"):
+        MILESClassifier(max_instances=0).fit(bags, y)
