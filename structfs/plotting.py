@@ -23,14 +23,7 @@ def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=N
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    ax.legend(loc="lower right")
-    ax.grid(alpha=0.3)
-    if own and out:
-        ax.figure.tight_layout()
-        ax.figure.savefig(out, dpi=120)
-        plt.close(ax.figure)
-        return out
-    return ax
+    return _finish(ax, own, out, legend_loc="lower right")
 
 
 def plot_convergence(history, out=None, ax=None):
@@ -46,7 +39,12 @@ def plot_convergence(history, out=None, ax=None):
     ax.set_yscale("log")
     ax.set_xlabel("cutting planes")
     ax.set_ylabel("objective")
-    ax.legend()
+    return _finish(ax, own, out)
+
+
+def _finish(ax, own, out, legend_loc="best"):
+    """Legend and grid; a figure this module created is saved to ``out`` and closed."""
+    ax.legend(loc=legend_loc)
     ax.grid(alpha=0.3)
     if own and out:
         ax.figure.tight_layout()

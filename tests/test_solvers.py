@@ -161,3 +161,21 @@ def test_ksupport_norm_is_the_variational_minimum(k):
         assert ksupport_sq(w, k) == pytest.approx(prob.value, rel=1e-6)
     assert ksupport_sq(np.array([3.0, 0, 0, 4.0]), 2) == pytest.approx(25.0)     # <= k nonzeros: Euclidean
     assert ksupport_sq(np.array([1.0, 1.0, 1.0]), 1) == pytest.approx(9.0)       # k = 1: l1 squared
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_smo_fallback_agrees_with_active_set(seed):
+    from structfs.solvers.simplex_qp import _smo, active_set
+
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 12))
+    A = rng.normal(size=(K, max(1, K // 2)))
+    Q, b = A @ A.T * 10, rng.uniform(0, 10, K)
+    x_smo = np.zeros(K + 1)
+    x_smo[K] = 1.0
+    _, gap = _smo(Q, b, x_smo, 1e-12, 10**6)
+    x_as = x_smo * 0
+    x_as[K] = 1.0
+    active_set(Q, b, x_as, 1e-12, 100)
+    f = lambda x: 0.5 * x[:K] @ Q @ x[:K] - b @ x[:K]
+    assert gap <= 1e-12 and f(x_smo) == pytest.approx(f(x_as), abs=1e-9)

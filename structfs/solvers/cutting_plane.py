@@ -340,10 +340,10 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
             if cut.delta - float(cut.coef @ master_point.s) <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
                 cut = master_point
         gap = best.value - sol.value
-        state.record(best.w, best.w_b, best.xi, cache.cols)
+        objective = state.record(best.w, best.w_b, best.xi, cache.cols)
         state.n_iter += 1
         converged = gap <= C * tol
-        callback(dict(outer=outer, iteration=state.n_iter, objective=state.objective(best.w, best.w_b, best.xi),
+        callback(dict(outer=outer, iteration=state.n_iter, objective=objective,
                       master=sol.value, inner_gap=gap, planes=ws.K, features=int(np.count_nonzero(best.w)),
                       solver=sol.solver, seconds=time.perf_counter() - t0))
         if converged:

@@ -49,18 +49,13 @@ class _BestIterate:
         self.cols = np.zeros(0, dtype=np.int64)
         self.n_iter = 0
         self.stalled = False
-        self._last = None
-
-    def objective(self, w, w_b, xi):
-        if self._last is not None and self._last[0] is w:
-            return self._last[1]
-        return primal_objective(w, w_b, xi, self.C, self.budget)
 
     def record(self, w, w_b, xi, cols):
+        """Note a point (weights on the cache columns ``cols``); returns its true primal objective."""
         obj = primal_objective(w, w_b, xi, self.C, self.budget)
-        self._last = (w, obj)
         if obj < self.best:
             self.best, self.w_cache, self.w_b, self.cols = obj, w.copy(), w_b, cols.copy()
+        return obj
 
     def full_w(self):
         w = np.zeros(self.m)

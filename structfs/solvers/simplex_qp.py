@@ -21,6 +21,18 @@ from numba import njit
 
 
 @njit(cache=True)
+def _curvature(Q, K, i, j):
+    """Second derivative of f along e_i - e_j (index K is the slack coordinate, whose Q is zero)."""
+    if i < K and j < K:
+        return Q[i, i] + Q[j, j] - 2.0 * Q[i, j]
+    if j < K:
+        return Q[j, j]
+    if i < K:
+        return Q[i, i]
+    return 0.0
+
+
+@njit(cache=True)
 def _smo(Q, b, x, tol, max_iter):
     K = b.shape[0]
     # coordinates 0..K-1 are the planes; K is the slack (Q = 0, b = 0).
@@ -44,7 +56,6 @@ def _smo(Q, b, x, tol, max_iter):
         # j_down: among coordinates holding mass, the best second-order decrease with i_up
         j_down = -1
         best = 0.0
-        q_uu = Q[i_up, i_up] if i_up < K else 0.0
         for j in range(K + 1):
             if j == i_up or x[j] <= 0.0:
                 continue
@@ -52,14 +63,7 @@ def _smo(Q, b, x, tol, max_iter):
             diff = gj - g_up
             if diff <= 0.0:
                 continue
-            if j < K and i_up < K:
-                eta = q_uu + Q[j, j] - 2.0 * Q[i_up, j]
-            elif j < K:
-                eta = Q[j, j]
-            else:
-                eta = q_uu
-            if eta < 1e-300:
-                eta = 1e-300
+            eta = max(_curvature(Q, K, i_up, j), 1e-300)
             # exact decrease of f along e_up - e_j, the step limited by the mass x[j] that can move
             step = diff / eta
             if step > x[j]:
@@ -72,12 +76,7 @@ def _smo(Q, b, x, tol, max_iter):
             break
         gj = g[j_down] if j_down < K else g_slack
         diff = gj - g_up
-        if j_down < K and i_up < K:
-            eta = q_uu + Q[j_down, j_down] - 2.0 * Q[i_up, j_down]
-        elif j_down < K:
-            eta = Q[j_down, j_down]
-        else:
-            eta = q_uu
+        eta = _curvature(Q, K, i_up, j_down)
         step = x[j_down] if eta <= 1e-300 else min(diff / eta, x[j_down])
         x[i_up] += step
         x[j_down] -= step
