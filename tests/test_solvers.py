@@ -179,3 +179,20 @@ def test_smo_fallback_agrees_with_active_set(seed):
     active_set(Q, b, x_as, 1e-12, 100)
     f = lambda x: 0.5 * x[:K] @ Q @ x[:K] - b @ x[:K]
     assert gap <= 1e-12 and f(x_smo) == pytest.approx(f(x_as), abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shared_variable_cone_program_equals_per_group_one(seed):
+    from structfs.solvers.qcqp import solve_master_ecos_shared
+
+    rng = np.random.default_rng(seed)
+    K, T, U = int(rng.integers(2, 40)), int(rng.integers(2, 8)), int(rng.integers(3, 25))
+    F_union = rng.normal(size=(K, U + 1)) * 10 ** rng.uniform(-2, 0)
+    members = [np.append(np.sort(rng.choice(U, int(rng.integers(1, U)), replace=False)), U) for _ in range(T)]
+    factors = [F_union[:, m] for m in members]
+    grams = [F @ F.T for F in factors]
+    delta, C = rng.uniform(0, 100, K), 10 ** rng.uniform(0, 4)
+    a, flag_a = solve_master_ecos(factors, delta, C)
+    b, flag_b = solve_master_ecos_shared(F_union, members, delta, C)
+    assert flag_a == 0 and flag_b == 0
+    assert master_value(b.abar, grams, delta, C) == pytest.approx(master_value(a.abar, grams, delta, C), rel=1e-6)

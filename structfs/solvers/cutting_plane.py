@@ -126,10 +126,26 @@ class WorkingSet:
                 out.append(gram_factor(G))
         return out
 
+    def shared_values(self):
+        """(F_union, members): plane values on the union of the groups' columns plus the bias column,
+        and each group's positions in it; None when a group does not keep its values."""
+        if not all(g.keep_values for g in self.groups):
+            return None
+        union = np.unique(np.concatenate([g.cols for g in self.groups]))
+        F = np.empty((self.K, union.shape[0] + 1))
+        members = []
+        for g in self.groups:
+            pos = np.searchsorted(union, g.cols)
+            F[:, pos] = g.values
+            members.append(np.append(pos, union.shape[0]))
+        F[:, -1] = self.bias * self.coef_sum
+        return F, members
+
     def solve_master(self, qp_tol=None):
         grams = self.grams()
-        factors = self.factors(grams) if len(grams) > 1 else None
-        sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol)
+        shared = self.shared_values() if len(grams) > 1 else None
+        factors = self.factors(grams) if len(grams) > 1 and shared is None else None
+        sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared)
         self.abar, self.mu = sol.abar, sol.mu
         active = self.abar > 1e-10 * max(self.abar.max(initial=0.0), 1e-300)
         self.age = np.where(active, 0, self.age + 1)

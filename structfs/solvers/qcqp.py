@@ -102,6 +102,55 @@ def solve_master_ecos(factors, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9)
     return MasterSolution(abar, _normalise(np.array(mu)), np.nan, "ecos"), flag
 
 
+def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9):
+    """ECOS on the same problem with shared variables u = 2 sqrt(C) F_union' abar.
+
+    ``F_union`` (K x p) holds the planes' values on the union of the groups' columns (the bias
+    column included) and ``members[t]`` the positions of group t's columns in it. Each group's cone
+    then only selects its entries of u: K p + sum_t |t| nonzeros instead of K sum_t |t|, a large
+    saving when consecutive groups overlap, as generated groups do. Same optimum as
+    :func:`solve_master_ecos`; returns (MasterSolution or None, ECOS exit flag).
+    """
+    import ecos
+
+    K, p = F_union.shape
+    n_var = K + 1 + p                    # abar (K), theta', u (p)
+    c = np.concatenate([-delta, [1.0], np.zeros(p)])
+    # equality: u - 2 sqrt(C) F' abar = 0
+    A = sp.hstack([sp.csc_matrix(-2.0 * np.sqrt(C) * F_union.T), sp.csc_matrix((p, 1)), sp.identity(p, format="csc")],
+                  format="csc")
+    b = np.zeros(p)
+    rows, cols, vals, h = [np.arange(K), np.full(K, K)], [np.arange(K), np.arange(K)], [-np.ones(K), np.ones(K)], \
+        [np.zeros(K), [1.0]]
+    r0 = K + 1
+    cone_dims = []
+    for idx in members:
+        r = idx.shape[0]
+        rows.append(np.array([r0, r0 + 1])); cols.append(np.array([K, K])); vals.append(np.array([-2.0, -2.0]))
+        h.append([1.0, -1.0])
+        rows.append(r0 + 2 + np.arange(r)); cols.append(K + 1 + idx); vals.append(-np.ones(r))
+        h.append(np.zeros(r))
+        cone_dims.append(r + 2)
+        r0 += r + 2
+    G = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r0, n_var))
+    h = np.concatenate([np.asarray(x, dtype=float) for x in h])
+    dims = {"l": K + 1, "q": cone_dims}
+    sol = ecos.solve(c, G, h, dims, A, b, verbose=False, feastol=feastol, abstol=abstol, reltol=reltol,
+                     max_iters=200)
+    flag = sol["info"]["exitFlag"]
+    if flag not in (0, 10) or sol["x"] is None:
+        return None, flag
+    abar = np.clip(sol["x"][:K], 0.0, None)
+    if abar.sum() > 1.0:
+        abar /= abar.sum()
+    z = sol["z"]
+    mu, r0 = [], K + 1
+    for q in cone_dims:
+        mu.append(2.0 * (z[r0] + z[r0 + 1]))
+        r0 += q
+    return MasterSolution(abar, _normalise(np.array(mu)), np.nan, "ecos"), flag
+
+
 def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
     """Reference formulation of the same master problem in cvxpy (default solver: Clarabel)."""
     import cvxpy as cp
@@ -127,12 +176,13 @@ def _normalise(mu):
     return mu / total if total > 0 else np.full(mu.shape, 1.0 / mu.shape[0])
 
 
-def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None):
+def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None):
     """Solve the master problem for Gram matrices ``grams`` (one per group).
 
     One group is a QP over the capped simplex, solved exactly by SMO with a warm start; several
     groups go to ECOS, with cvxpy/Clarabel then SCS as fallbacks. ``factors`` (F_t with G_t = F_t F_t')
-    may be passed when the caller has them cheaply. ``qp_tol`` is the absolute accuracy wanted of the
+    may be passed when the caller has them cheaply; ``shared`` = (F_union, members) selects the
+    shared-variable cone program (see :func:`solve_master_ecos_shared`). ``qp_tol`` is the absolute accuracy wanted of the
     master value (original units); only the single-group QP uses it. A failed solve is never returned silently: when
     every solver fails a ConvergenceWarning is raised and the best feasible point found is used.
     """
@@ -142,9 +192,14 @@ def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None):
         tol = 1e-12 * max(1.0, float(np.abs(delta).max())) if qp_tol is None else qp_tol / C
         abar, _, _ = solve_simplex_qp(C * grams[0], delta, abar0, tol=tol)
         return MasterSolution(abar, np.ones(1), master_value(abar, grams, delta, C), "smo")
-    if factors is None:
-        factors = [gram_factor(G) for G in grams]
-    result, flag = solve_master_ecos(factors, delta, C)
+    if shared is not None:
+        result, flag = solve_master_ecos_shared(shared[0], shared[1], delta, C)
+    else:
+        result = None
+    if result is None:
+        if factors is None:
+            factors = [gram_factor(G) for G in grams]
+        result, flag = solve_master_ecos(factors, delta, C)
     if result is None:
         for solver in ("CLARABEL", "SCS"):
             result, status = solve_master_cvxpy(factors, delta, C, solver)
