@@ -102,7 +102,7 @@ def solve_master_ecos(factors, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9)
     return MasterSolution(abar, _normalise(np.array(mu)), np.nan, "ecos"), flag
 
 
-def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9):
+def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-8, abstol=1e-8, reltol=1e-8):
     """ECOS on the same problem with shared variables u = 2 sqrt(C) F_union' abar.
 
     ``F_union`` (K x p) holds the planes' values on the union of the groups' columns (the bias
