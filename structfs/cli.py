@@ -198,21 +198,15 @@ def _path(args):
         from sklearn.model_selection import train_test_split
         X, Xt, y, yt = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     classes = np.unique(y)
-    rows, feats, values = [], [], []
+    from joblib import Parallel, delayed
+
     from .estimators import _progress
 
-    for budget in _progress(args.budgets, 1, "budgets"):
-        args.budget = budget
-        clf = _estimator(args, len(classes))
-        t0 = time.perf_counter()
-        clf.fit(X, y)
-        seconds = time.perf_counter() - t0
-        binaries = getattr(clf, "estimators_", [clf])
-        nf = float(np.mean([len(b.selected_features_) for b in binaries]))
-        value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p)[args.measure]
-        rows.append([str(budget), f"{nf:.1f}", f"{value:.2f}", f"{seconds:.2f}"])
-        feats.append(nf)
-        values.append(value)
+    fits = Parallel(n_jobs=args.jobs)(delayed(_fit_budget)(args, budget, len(classes), X, y, Xt, yt)
+                                      for budget in _progress(args.budgets, 1, "budgets"))
+    rows = [[str(b), f"{nf:.1f}", f"{value:.2f}", f"{seconds:.2f}"] for b, nf, value, seconds in fits]
+    feats = [f[1] for f in fits]
+    values = [f[2] for f in fits]
     _print_table(["B", "#features", args.measure, "seconds"], rows)
     if args.plot:
         try:
@@ -224,6 +218,19 @@ def _path(args):
     return 0
 
 
+def _fit_budget(args, budget, n_classes, X, y, Xt, yt):
+    """One point of a budget path: (B, mean #features, measure on the test data, fit seconds)."""
+    args = argparse.Namespace(**{**vars(args), "budget": budget, "func": None})
+    clf = _estimator(args, n_classes)
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    seconds = time.perf_counter() - t0
+    binaries = getattr(clf, "estimators_", [clf])
+    nf = float(np.mean([len(b.selected_features_) for b in binaries]))
+    value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p)[args.measure]
+    return budget, nf, value, seconds
+
+
 def _print_table(header, rows):
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
@@ -231,11 +238,18 @@ def _print_table(header, rows):
         print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (exit 2), like every other structfs error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="structfs", description="Sparse linear classifiers optimising "
+    parser = _Parser(prog="structfs", description="Sparse linear classifiers optimising "
                                      "F1, Prec@k, PRBEP, ROC-AUC... under a feature budget.")
     parser.add_argument("--version", action="version", version=f"structfs {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     demo = sub.add_parser("demo", help="train on scikit-learn's bundled digits and compare with LinearSVC")
     demo.add_argument("-c", dest="C", type=float, default=100.0, help="C as in svm_perf_learn (default 100)")
     demo.add_argument("--budgets", type=int, nargs="+", default=[4, 8], help="feature budgets B to try")

@@ -112,3 +112,21 @@ def test_one_vs_rest_on_a_dask_cluster_matches_local():
             remote = OneVsRestStructSVM(C=10.0, n_jobs=2).fit(X, y)
     assert np.allclose(local.decision_function(X), remote.decision_function(X))
     assert (remote.predict(X) == y).mean() > 0.9
+
+
+def test_usage_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "-c", "abc", "x", "y"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "-c" in err
+
+
+def test_convergence_plot_from_history(tmp_path):
+    pytest.importorskip("matplotlib")
+    from structfs.plotting import plot_convergence
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    clf = StructSVM(C=10.0).fit(X, (X[:, 0] > 0).astype(int))
+    out = plot_convergence(clf.history_, out=str(tmp_path / "conv.png"))
+    assert (tmp_path / "conv.png").stat().st_size > 1000 and out.endswith("conv.png")
