@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_positive_float
 from .losses import Loss, get_loss
-from .solvers import solve
+from .solvers import primal_objective, solve
 
 
 class StructSVM(ClassifierMixin, BaseEstimator):
@@ -44,6 +44,11 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         Maximum number of cutting planes in all.
     max_outer : int, default=30
         Maximum number of feature groups generated (budgeted problem).
+    refit : float or None, default=None
+        Debiasing for budgeted models: the B-support norm shrinks the weights it keeps; with
+        ``refit=C2`` the unbudgeted problem (C = C2) is re-solved on the selected features only and
+        its weights are returned. ``objective_`` is then the budgeted problem's objective at those
+        weights (no longer its minimum; ``lower_bound_`` stays a valid bound).
     verbose : int, default=0
         1: a line every 10 planes and a summary; 2: a line per plane.
 
@@ -63,7 +68,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, verbose=0):
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -73,6 +78,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         self.outer_tol = outer_tol
         self.max_iter = max_iter
         self.max_outer = max_outer
+        self.refit = refit
         self.verbose = verbose
 
     def __sklearn_tags__(self):
@@ -92,6 +98,8 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         bias = check_positive_float(self.bias, "bias", allow_zero=True)
         tol = check_positive_float(self.tol, "tol")
         check_positive_float(self.outer_tol, "outer_tol")
+        if self.refit is not None:
+            check_positive_float(self.refit, "refit")
         for name in ("max_iter", "max_outer"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
@@ -117,6 +125,8 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         budget = self.budget if self.budget is None or self.budget < X.shape[1] else None
         result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, outer_tol=self.outer_tol, max_iter=self.max_iter,
                        max_outer=self.max_outer, verbose=self.verbose)
+        if self.refit is not None and budget is not None:
+            result = self._refit(X, y_pm, loss, C, budget, bias, tol, result)
         self.loss_ = loss
         self.coef_ = result.w[None, :]
         self.intercept_ = np.array([bias * result.w_b])
@@ -129,6 +139,24 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         self.history_ = result.history
         self.converged_ = result.converged
         return self
+
+    def _refit(self, X, y_pm, loss, C, budget, bias, tol, result):
+        """Re-solve without budget on the selected columns; evaluate the budgeted objective there."""
+        selected = np.flatnonzero(result.w)
+        if selected.size == 0:
+            return result
+        X_sel = sp.csc_matrix(X)[:, selected] if sp.issparse(X) else np.asarray(X)[:, selected]
+        sub = solve(X_sel, y_pm, loss, float(self.refit), budget=None, bias=bias, tol=tol,
+                    max_iter=self.max_iter, verbose=self.verbose)
+        w = np.zeros(X.shape[1])
+        w[selected] = sub.w
+        scores = np.asarray(X @ w).ravel() + bias * sub.w_b
+        coef, delta = loss._oracle(y_pm, scores)
+        xi = max(0.0, delta - float(coef @ scores))
+        result.w, result.w_b = w, sub.w_b
+        result.objective = primal_objective(w, sub.w_b, xi, C, budget)
+        result.history = result.history + sub.history
+        return result
 
     def decision_function(self, X):
         check_is_fitted(self)
@@ -151,7 +179,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, verbose=0, n_jobs=None):
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, verbose=0, n_jobs=None):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -161,6 +189,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.outer_tol = outer_tol
         self.max_iter = max_iter
         self.max_outer = max_outer
+        self.refit = refit
         self.verbose = verbose
         self.n_jobs = n_jobs
 

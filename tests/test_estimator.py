@@ -150,3 +150,20 @@ def test_bad_data_raise_before_work():
     clf = StructSVM(C=10.0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.decision_function(X[:, :3])
+
+
+def test_refit_keeps_the_selection_and_reports_the_budgeted_objective():
+    from structfs.solvers import primal_objective
+
+    X, y = _data(m=30, seed=5)
+    base = StructSVM(C=100.0, budget=2).fit(X, y)
+    refit = StructSVM(C=100.0, budget=2, refit=1000.0).fit(X, y)
+    assert set(refit.selected_features_) <= set(base.selected_features_)
+    assert refit.objective_ >= base.lower_bound_           # a primal value of the same problem
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    s = refit.decision_function(X)
+    coef, delta = refit.loss_.most_violated(y_pm, s)
+    expected = primal_objective(refit.coef_[0], refit.intercept_[0], max(0.0, delta - coef @ s), 100.0, 2)
+    assert refit.objective_ == pytest.approx(expected)
+    with pytest.raises(ValueError, match="refit"):
+        StructSVM(budget=2, refit=0).fit(X, y)
