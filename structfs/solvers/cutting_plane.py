@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from .qcqp import gram_factor, solve_master
+from .qcqp import gram_factor, normalise_weights, solve_master
 
 
 _STALL = 25   # iterations without any increase of the master value that count as a stall
@@ -160,16 +160,11 @@ class WorkingSet:
         if all(keep) or not any(keep):
             return
         self.groups = [g for g, k in zip(self.groups, keep) if k]
-        self.mu = _renormalise(self.mu[np.array(keep)])
+        self.mu = normalise_weights(self.mu[np.array(keep)])
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
         return self.C * (self.abar @ self.coef)
-
-
-def _renormalise(mu):
-    total = mu.sum()
-    return mu / total if total > 0 else np.full(mu.shape, 1.0 / mu.shape[0])
 
 
 def _grow_gram(G, row, diag):

@@ -99,7 +99,7 @@ def solve_master_ecos(factors, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9)
     for q in dims["q"]:
         mu.append(2.0 * (z[r0] + z[r0 + 1]))   # stationarity in theta': sum_t 2 (z_t0 + z_t1) = 1
         r0 += q
-    return MasterSolution(abar, _normalise(np.array(mu)), np.nan, "ecos"), flag
+    return MasterSolution(abar, normalise_weights(np.array(mu)), np.nan, "ecos"), flag
 
 
 def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-8, abstol=1e-8, reltol=1e-8):
@@ -148,7 +148,7 @@ def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-8, abstol=1e
     for q in cone_dims:
         mu.append(2.0 * (z[r0] + z[r0 + 1]))
         r0 += q
-    return MasterSolution(abar, _normalise(np.array(mu)), np.nan, "ecos"), flag
+    return MasterSolution(abar, normalise_weights(np.array(mu)), np.nan, "ecos"), flag
 
 
 def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
@@ -166,11 +166,12 @@ def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
     a = np.clip(abar.value, 0.0, None)
     if a.sum() > 1.0:
         a /= a.sum()
-    mu = _normalise(np.array([float(np.sum(q.dual_value)) for q in quad]))
+    mu = normalise_weights(np.array([float(np.sum(q.dual_value)) for q in quad]))
     return MasterSolution(a, mu, np.nan, f"cvxpy-{prob.solver_stats.solver_name}"), prob.status
 
 
-def _normalise(mu):
+def normalise_weights(mu):
+    """Group weights on the simplex: negatives and NaN (solver noise) to 0, then sum 1 (uniform if all 0)."""
     mu = np.clip(np.nan_to_num(mu), 0.0, None)
     total = mu.sum()
     return mu / total if total > 0 else np.full(mu.shape, 1.0 / mu.shape[0])
