@@ -5,7 +5,8 @@
 For each data set: 5 seeded stratified 60/40 bag splits; test F1 (percent), number of selected
 instances and fit seconds, mean (std) over the splits. (a) structfs MILESClassifier, loss f1, with
 a budget; (b) the MILES baseline: the same embedding, LinearSVC(penalty="l1", class_weight=
-"balanced"), C from {0.1, 1, 10} by 3-fold inner cross-validation on the training split;
+"balanced"), C from {0.1, 1, 10} by 3-fold inner cross-validation on the training split (fitted
+first, so that --match-instances can cap (a) at (b)'s number of instances on the same split);
 (c) StructSVM(f1) without budget on the same embedding.
 """
 import argparse
@@ -25,7 +26,7 @@ from structfs.mil import MILESClassifier, MILESEmbedding
 DATASETS = ["musk1", "musk2", "elephant", "birds_brown_creeper"]
 
 
-def run(name, data, n_splits, C, budget, max_instances=None):
+def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None):
     bags, y, _ = load_mil_csv(data / "mil" / f"{name}.csv.xz")
     splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
     res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
@@ -42,7 +43,12 @@ def run(name, data, n_splits, C, budget, max_instances=None):
         res["b"]["n"].append(np.count_nonzero(l1.best_estimator_.coef_))
         # (a) structfs with a budget
         t0 = time.perf_counter()
-        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=max_instances).fit(tr, y[train])
+        cap = max(1, int(res["b"]["n"][-1])) if match else max_instances
+        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=cap)
+        if cv_C:    # C chosen like the baseline's: 3-fold inner cross-validation on the training split
+            clf = GridSearchCV(clf, {"C": cv_C}, scoring="f1", cv=3).fit(tr, y[train]).best_estimator_
+        else:
+            clf.fit(tr, y[train])
         res["a"]["s"].append(time.perf_counter() - t0)
         res["a"]["f1"].append(f1(y[test], clf.decision_function(te)))
         res["a"]["n"].append(len(clf.selected_instances_))
@@ -67,15 +73,21 @@ def main():
     parser.add_argument("-C", type=float, default=100.0)
     parser.add_argument("--budget", type=int, default=5)
     parser.add_argument("--max-instances", type=int, default=None, help="hard cap for (a) (refit on the top k)")
+    parser.add_argument("--cv-C", type=float, nargs="+", default=None,
+                        help="choose (a)'s C from these by 3-fold inner CV (like the baseline's)")
+    parser.add_argument("--match-instances", action="store_true",
+                        help="cap (a) at the number of instances (b) selected on the same split")
     args = parser.parse_args()
     data = get_data_home(args.data)
-    print(f"C={args.C:g}, budget={args.budget}, max_instances={args.max_instances}; mean (std) over {args.splits} splits")
+    cap = "(b)'s count per split" if args.match_instances else args.max_instances
+    C_text = f"C from {args.cv_C} by inner CV" if args.cv_C else f"C={args.C:g}"
+    print(f"(a): {C_text}, budget={args.budget}, max_instances={cap}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
     print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (c) F1 | (c) #inst | (c) s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            r = run(name, data, args.splits, args.C, args.budget, args.max_instances)
+            r = run(name, data, args.splits, args.C, args.budget, args.max_instances, args.match_instances, args.cv_C)
         cells = [fmt(r[k][m]) for k in "abc" for m in ("f1", "n", "s")]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
