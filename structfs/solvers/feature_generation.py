@@ -166,7 +166,7 @@ def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, max
 
 
 def _top_features(c, budget):
-    """Sorted indices of the ``budget`` largest c_j^2 (ties broken by index, deterministically)."""
+    """Sorted indices of the ``budget`` largest c_j^2 (introselect: ties broken deterministically)."""
     sq = c * c
     if budget >= sq.shape[0]:
         return np.arange(sq.shape[0])
