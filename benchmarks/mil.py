@@ -36,7 +36,7 @@ def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=N
         t0 = time.perf_counter()
         emb = MILESEmbedding().fit(tr)
         Ztr, Zte = emb.transform(tr), emb.transform(te)
-        l1 = GridSearchCV(LinearSVC(penalty="l1", dual=False, class_weight="balanced", max_iter=5000),
+        l1 = GridSearchCV(LinearSVC(penalty="l1", dual=False, class_weight="balanced", max_iter=5000, random_state=0),
                           {"C": [0.1, 1.0, 10.0]}, scoring="f1", cv=3).fit(Ztr, y[train])
         res["b"]["s"].append(time.perf_counter() - t0)
         res["b"]["f1"].append(f1(y[test], l1.decision_function(Zte)))
