@@ -133,8 +133,7 @@ def _train(args):
     seconds = time.perf_counter() - t0
     save_model(clf, args.model_file)
     if args.verbose:
-        binaries = getattr(clf, "estimators_", [clf])
-        feats = np.mean([len(b.selected_features_) for b in binaries])
+        feats = _mean_selected(clf)
         print(f"trained on {X.shape[0]} examples x {X.shape[1]} features, {n_classes} classes in {seconds:.2f} s; "
               f"{feats:.1f} selected features per model; model written to {args.model_file}")
     return 0
@@ -225,10 +224,14 @@ def _fit_budget(args, budget, n_classes, X, y, Xt, yt):
     t0 = time.perf_counter()
     clf.fit(X, y)
     seconds = time.perf_counter() - t0
-    binaries = getattr(clf, "estimators_", [clf])
-    nf = float(np.mean([len(b.selected_features_) for b in binaries]))
+    nf = _mean_selected(clf)
     value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p)[args.measure]
     return budget, nf, value, seconds
+
+
+def _mean_selected(clf):
+    """Selected features per binary model (one model, or one per class for one-vs-rest)."""
+    return float(np.mean([len(b.selected_features_) for b in getattr(clf, "estimators_", [clf])]))
 
 
 def _print_table(header, rows):

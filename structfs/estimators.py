@@ -1,14 +1,12 @@
 """StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_positive_float
-from .losses import Loss, get_loss
+from ._validation import check_positive_float, check_positive_int
+from .losses import get_loss
 from .solvers import primal_objective, solve
 
 
@@ -91,19 +89,14 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         loss = get_loss(self.loss, **(self.loss_params or {}))
         C = check_positive_float(self.C, "C")
         if self.budget is not None:
-            if isinstance(self.budget, (bool, np.bool_)) or not isinstance(self.budget, numbers.Integral):
-                raise ValueError(f"budget must be None or an integer >= 1, got {self.budget!r}.")
-            if self.budget < 1:
-                raise ValueError(f"budget must be None or an integer >= 1, got {self.budget!r}.")
+            check_positive_int(self.budget, "budget")
         bias = check_positive_float(self.bias, "bias", allow_zero=True)
         tol = check_positive_float(self.tol, "tol")
         check_positive_float(self.outer_tol, "outer_tol")
         if self.refit is not None:
             check_positive_float(self.refit, "refit")
-        for name in ("max_iter", "max_outer"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+        check_positive_int(self.max_iter, "max_iter")
+        check_positive_int(self.max_outer, "max_outer")
         return loss, C, bias, tol
 
     def fit(self, X, y):
@@ -161,8 +154,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
-        scores = X @ self.coef_[0] if sp.issparse(X) else np.asarray(X, dtype=np.float64) @ self.coef_[0]
-        return np.asarray(scores).ravel() + self.intercept_[0]
+        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict(self, X):
         scores = self.decision_function(X)

@@ -12,7 +12,7 @@ These are exactly ``100 - Delta`` of the corresponding losses in :mod:`structfs.
 import numpy as np
 from scipy.stats import rankdata
 
-from ._validation import check_binary_labels, check_positive_float, check_positive_int, check_scores
+from ._validation import check_binary_labels, check_positive_float, check_scores
 
 __all__ = [
     "contingency_table", "f1", "fbeta", "accuracy", "error_rate", "precision_at_k", "recall_at_k",

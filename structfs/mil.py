@@ -8,12 +8,11 @@ and a sparse linear classifier on that embedding selects the few instances the d
 MILES used an L1-SVM; :class:`MILESClassifier` uses :class:`structfs.StructSVM` so the selection
 serves F1 (or any structfs loss) directly, under a budget (Mao & Tsang).
 """
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._validation import check_positive_float, check_positive_int
 from .estimators import StructSVM
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "check_bags"]
@@ -52,11 +51,7 @@ def check_bags(bags, n_features=None, name="bags"):
 
 
 def _check_sigma(sigma):
-    if sigma is None:
-        return None
-    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not np.isfinite(sigma) or sigma <= 0:
-        raise ValueError(f"sigma must be a positive number (or None for the default), got {sigma!r}.")
-    return float(sigma)
+    return None if sigma is None else check_positive_float(sigma, "sigma")
 
 
 class MILESEmbedding(TransformerMixin, BaseEstimator):
@@ -171,10 +166,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, bags, y):
         _check_sigma(self.sigma)
-        if self.max_instances is not None and (isinstance(self.max_instances, bool) or
-                                               not isinstance(self.max_instances, numbers.Integral) or
-                                               self.max_instances < 1):
-            raise ValueError(f"max_instances must be None or an integer >= 1, got {self.max_instances!r}.")
+        if self.max_instances is not None:
+            check_positive_int(self.max_instances, "max_instances")
         bags = check_bags(bags)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != len(bags):
