@@ -26,7 +26,8 @@ from structfs.mil import MILESClassifier, MILESEmbedding
 DATASETS = ["musk1", "musk2", "elephant", "birds_brown_creeper"]
 
 
-def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None):
+def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None, max_outer=30,
+        outer_from_cap=False, cv_budget=None):
     bags, y, _ = load_mil_csv(data / "mil" / f"{name}.csv.xz")
     splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
     res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
@@ -44,9 +45,13 @@ def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=N
         # (a) structfs with a budget
         t0 = time.perf_counter()
         cap = max(1, int(res["b"]["n"][-1])) if match else max_instances
-        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=cap)
-        if cv_C:    # C chosen like the baseline's: 3-fold inner cross-validation on the training split
-            clf = GridSearchCV(clf, {"C": cv_C}, scoring="f1", cv=3).fit(tr, y[train]).best_estimator_
+        if outer_from_cap and cap is not None:
+            # FGM's own sparsity: at most max_outer groups of <= budget instances, so stop near the cap
+            max_outer = max(1, cap // budget)
+        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=cap, max_outer=max_outer)
+        grid = {**({"C": cv_C} if cv_C else {}), **({"budget": cv_budget} if cv_budget else {})}
+        if grid:    # chosen like the baseline's C: 3-fold inner cross-validation on the training split
+            clf = GridSearchCV(clf, grid, scoring="f1", cv=3).fit(tr, y[train]).best_estimator_
         else:
             clf.fit(tr, y[train])
         res["a"]["s"].append(time.perf_counter() - t0)
@@ -75,19 +80,28 @@ def main():
     parser.add_argument("--max-instances", type=int, default=None, help="hard cap for (a) (refit on the top k)")
     parser.add_argument("--cv-C", type=float, nargs="+", default=None,
                         help="choose (a)'s C from these by 3-fold inner CV (like the baseline's)")
+    parser.add_argument("--cv-budget", type=int, nargs="+", default=None,
+                        help="choose (a)'s budget from these by the same inner CV (jointly with --cv-C)")
+    parser.add_argument("--max-outer", type=int, default=30, help="(a)'s max_outer (instances <= max_outer * budget)")
+    parser.add_argument("--outer-from-cap", action="store_true",
+                        help="with a cap, set (a)'s max_outer = cap // budget (FGM stops near the cap itself)")
     parser.add_argument("--match-instances", action="store_true",
                         help="cap (a) at the number of instances (b) selected on the same split")
     args = parser.parse_args()
     data = get_data_home(args.data)
     cap = "(b)'s count per split" if args.match_instances else args.max_instances
     C_text = f"C from {args.cv_C} by inner CV" if args.cv_C else f"C={args.C:g}"
-    print(f"(a): {C_text}, budget={args.budget}, max_instances={cap}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
+    if args.cv_budget:
+        C_text += f", budget from {args.cv_budget} by the same CV"
+    outer = "cap // budget" if args.outer_from_cap else args.max_outer
+    print(f"(a): {C_text}, budget={args.budget}, max_outer={outer}, max_instances={cap}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
     print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (c) F1 | (c) #inst | (c) s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            r = run(name, data, args.splits, args.C, args.budget, args.max_instances, args.match_instances, args.cv_C)
+            r = run(name, data, args.splits, args.C, args.budget, args.max_instances, args.match_instances, args.cv_C,
+                    args.max_outer, args.outer_from_cap, args.cv_budget)
         cells = [fmt(r[k][m]) for k in "abc" for m in ("f1", "n", "s")]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
