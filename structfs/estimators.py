@@ -41,12 +41,19 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     max_iter : int, default=2000
         Maximum number of cutting planes in all.
     max_outer : int, default=30
-        Maximum number of feature groups generated (budgeted problem).
+        Maximum number of feature groups generated (budgeted problem). As each group holds at most
+        ``budget`` features, at most ``max_outer * budget`` features are selected: stopping the
+        feature generation early (as FGM does) is the practical knob for sparsity and time; the
+        optimum of the budgeted problem itself usually spreads over many groups.
     refit : float or None, default=None
         Debiasing for budgeted models: the B-support norm shrinks the weights it keeps; with
         ``refit=C2`` the unbudgeted problem (C = C2) is re-solved on the selected features only and
         its weights are returned. ``objective_`` is then the budgeted problem's objective at those
         weights (no longer its minimum; ``lower_bound_`` stays a valid bound).
+    master_solver : {"ipm", "ecos"}, default="ipm"
+        Solver of the restricted master QCQP when several feature groups are active: a dense
+        interior-point method on the K x K Gram matrices (ECOS is its fallback), or ECOS directly on
+        the cone program. Both return the same optimum; "ipm" is several times faster.
     verbose : int, default=0
         1: a line every 10 planes and a summary; 2: a line per plane.
 
@@ -66,7 +73,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, verbose=0):
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, master_solver="ipm", verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -77,6 +84,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.refit = refit
+        self.master_solver = master_solver
         self.verbose = verbose
 
     def __sklearn_tags__(self):
@@ -97,6 +105,8 @@ class StructSVM(ClassifierMixin, BaseEstimator):
             check_positive_float(self.refit, "refit")
         check_positive_int(self.max_iter, "max_iter")
         check_positive_int(self.max_outer, "max_outer")
+        if self.master_solver not in ("ipm", "ecos"):
+            raise ValueError(f"master_solver must be 'ipm' or 'ecos', got {self.master_solver!r}.")
         return loss, C, bias, tol
 
     def fit(self, X, y):
@@ -117,7 +127,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         y_pm = loss.validate(y_pm)
         budget = self.budget if self.budget is None or self.budget < X.shape[1] else None
         result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, outer_tol=self.outer_tol, max_iter=self.max_iter,
-                       max_outer=self.max_outer, verbose=self.verbose)
+                       max_outer=self.max_outer, master=self.master_solver, verbose=self.verbose)
         if self.refit is not None and budget is not None:
             result = self._refit(X, y_pm, loss, C, budget, bias, tol, result)
         self.loss_ = loss
@@ -171,7 +181,8 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, verbose=0, n_jobs=None):
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, master_solver="ipm", verbose=0,
+                 n_jobs=None):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -182,6 +193,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.refit = refit
+        self.master_solver = master_solver
         self.verbose = verbose
         self.n_jobs = n_jobs
 

@@ -167,3 +167,13 @@ def test_refit_keeps_the_selection_and_reports_the_budgeted_objective():
     assert refit.objective_ == pytest.approx(expected)
     with pytest.raises(ValueError, match="refit"):
         StructSVM(budget=2, refit=0).fit(X, y)
+
+
+def test_master_solvers_agree_on_a_budgeted_problem():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 30))
+    y = np.where(X[:, :4].sum(axis=1) + 0.3 * rng.normal(size=80) > 0, 1, 0)
+    fits = [StructSVM(C=50.0, budget=3, tol=1e-4, master_solver=m).fit(X, y) for m in ("ipm", "ecos")]
+    assert fits[0].objective_ == pytest.approx(fits[1].objective_, rel=1e-3)
+    with pytest.raises(ValueError, match="master_solver"):
+        StructSVM(master_solver="gurobi").fit(X, y)

@@ -196,3 +196,45 @@ def test_shared_variable_cone_program_equals_per_group_one(seed):
     b, flag_b = solve_master_ecos_shared(F_union, members, delta, C)
     assert flag_a == 0 and flag_b == 0
     assert master_value(b.abar, grams, delta, C) == pytest.approx(master_value(a.abar, grams, delta, C), rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_interior_point_master_equals_cvxpy_master(seed):
+    """The dense interior-point master against the cvxpy reference, across the scales of real runs
+    (Gram entries 1e-6..1, C up to 1e5, low-rank groups sharing a bias column)."""
+    from structfs.solvers.qcqp import solve_master_ipm
+
+    rng = np.random.default_rng(100 + seed)
+    K, T, U = int(rng.integers(2, 60)), int(rng.integers(2, 12)), int(rng.integers(3, 40))
+    F_union = rng.normal(size=(K, U + 1)) * 10 ** rng.uniform(-3, 0)
+    members = [np.append(np.sort(rng.choice(U, int(rng.integers(1, U)), replace=False)), U) for _ in range(T)]
+    factors = [F_union[:, m] for m in members]
+    grams = np.stack([F @ F.T for F in factors])
+    delta, C = rng.uniform(0, 100, K), 10 ** rng.uniform(0, 5)
+    ipm, reason = solve_master_ipm(grams, delta, C, gap_tol=1e-10)
+    ref, status = solve_master_cvxpy(factors, delta, C)
+    assert reason == "optimal" and status in ("optimal", "optimal_inaccurate")
+    vi, vr = master_value(ipm.abar, grams, delta, C), master_value(ref.abar, grams, delta, C)
+    assert vi >= vr - 1e-6 * abs(vr)
+    assert vi == pytest.approx(vr, rel=1e-6)
+    assert ipm.mu.sum() == pytest.approx(1.0) and (ipm.mu >= 0).all()
+    # mu certifies the value: the QP with the mu-weighted Gram matrix has the same optimum
+    qp = solve_master([np.tensordot(ipm.mu, grams, axes=1)], delta, C)
+    assert qp.value == pytest.approx(vi, rel=1e-5)
+
+
+def test_interior_point_failure_falls_back_to_ecos(monkeypatch):
+    import structfs.solvers.qcqp as qcqp
+
+    def broken(*args):
+        raise np.linalg.LinAlgError("Matrix is not positive definite.")
+
+    rng = np.random.default_rng(7)
+    factors = [rng.normal(size=(12, 3)) * 0.1 for _ in range(3)]
+    grams = np.stack([F @ F.T for F in factors])
+    delta = rng.uniform(0, 100, 12)
+    good = solve_master(grams, delta, 100.0)
+    monkeypatch.setattr(qcqp, "ipm_master", broken)
+    fallback = solve_master(grams, delta, 100.0)
+    assert good.solver == "ipm" and fallback.solver == "ecos"
+    assert fallback.value == pytest.approx(good.value, rel=1e-6)

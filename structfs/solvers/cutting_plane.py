@@ -47,8 +47,9 @@ class FeatureGroup:
 class WorkingSet:
     """Planes (coef, Delta), groups, their Gram matrices and the current master solution."""
 
-    def __init__(self, n_samples, bias, C):
+    def __init__(self, n_samples, bias, C, master="ipm"):
         self.n = n_samples
+        self.master = master                  # multi-group master solver: "ipm" or "ecos"
         self.bias = bias
         self.C = C
         self._coef = np.zeros((16, n_samples))  # capacity grows by doubling; rows [:K] are live
@@ -112,9 +113,12 @@ class WorkingSet:
         return g
 
     def grams(self):
-        """G_t including the bias coordinate, which every group shares."""
+        """G_t including the bias coordinate, which every group shares: a T x K x K array."""
         bias_part = (self.bias ** 2) * np.outer(self.coef_sum, self.coef_sum)
-        return [g.G + bias_part for g in self.groups]
+        out = np.empty((len(self.groups), self.K, self.K))
+        for t, g in enumerate(self.groups):
+            np.add(g.G, bias_part, out=out[t])
+        return out
 
     def factors(self, grams):
         """F_t with G_t = F_t F_t': the plane values themselves when that is thin, else eigen."""
@@ -143,9 +147,11 @@ class WorkingSet:
 
     def solve_master(self, qp_tol=None):
         grams = self.grams()
-        shared = self.shared_values() if len(grams) > 1 else None
-        factors = self.factors(grams) if len(grams) > 1 and shared is None else None
-        sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared)
+        # ECOS's inputs (plane values or Gram factors) are built only when ECOS is the first choice;
+        # as the interior-point method's fallback it factors the Gram matrices itself.
+        shared = self.shared_values() if len(grams) > 1 and self.master == "ecos" else None
+        factors = self.factors(grams) if len(grams) > 1 and self.master == "ecos" and shared is None else None
+        sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared, method=self.master)
         self.abar, self.mu = sol.abar, sol.mu
         active = self.abar > 1e-10 * max(self.abar.max(initial=0.0), 1e-300)
         self.age = np.where(active, 0, self.age + 1)

@@ -72,20 +72,22 @@ def _as_solver_matrix(X):
 
 
 def solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30,
-          max_age=10, verbose=0, log=print):
+          max_age=10, master="ipm", verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
     ``budget=None`` (or >= n_features): all features in one group. ``tol`` is SVMperf's ``-e``: stop
     once objective - lower bound <= C * tol (the slack is within tol percent of optimal). With a budget
     the outer layer also stops (as FGM does) when the restricted problem's optimum changed by less than
     ``outer_tol`` (relative) for two groups in a row, or after ``max_outer`` groups; the reported
-    lower bound then says how far from optimal the answer may be. Returns a :class:`SolverResult`.
+    lower bound then says how far from optimal the answer may be. ``master`` picks the solver of the
+    multi-group master problem: "ipm" (dense interior point, ECOS as its fallback) or "ecos".
+    Returns a :class:`SolverResult`.
     """
     X = _as_solver_matrix(X)
     n, m = X.shape
     if budget is not None and budget >= m:
         budget = None
-    ws = WorkingSet(n, bias, C)
+    ws = WorkingSet(n, bias, C, master)
     cache = ColumnCache(X)
     state = _BestIterate(m, budget, C)
     history = []

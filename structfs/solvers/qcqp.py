@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from .qcqp_ipm import ipm_master
 from .simplex_qp import solve_simplex_qp
 
 
@@ -177,11 +178,29 @@ def normalise_weights(mu):
     return mu / total if total > 0 else np.full(mu.shape, 1.0 / mu.shape[0])
 
 
-def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None):
+def solve_master_ipm(grams, delta, C, gap_tol):
+    """The dense interior-point method of ``qcqp_ipm.py``; returns (MasterSolution or None, reason)."""
+    Gs = np.ascontiguousarray(grams if isinstance(grams, np.ndarray) else np.stack(grams), dtype=np.float64)
+    try:
+        x, lam_q, iterations, converged = ipm_master(Gs, np.ascontiguousarray(delta, dtype=np.float64),
+                                                     float(C), float(gap_tol), 100)
+    except np.linalg.LinAlgError:          # Cholesky failed: the Newton matrix lost definiteness
+        return None, "cholesky"
+    if not converged or not np.isfinite(x).all():
+        return None, f"not converged in {iterations} iterations"
+    abar = np.clip(x, 0.0, None)
+    if abar.sum() > 1.0:
+        abar /= abar.sum()
+    return MasterSolution(abar, normalise_weights(lam_q), np.nan, "ipm"), "optimal"
+
+
+def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None, method="ipm"):
     """Solve the master problem for Gram matrices ``grams`` (one per group).
 
-    One group is a QP over the capped simplex, solved exactly by SMO with a warm start; several
-    groups go to ECOS, with cvxpy/Clarabel then SCS as fallbacks. ``factors`` (F_t with G_t = F_t F_t')
+    One group is a QP over the capped simplex, solved exactly by the active-set method with a warm
+    start; several groups go to the dense interior-point method (``method="ipm"``, the default) or
+    straight to ECOS (``method="ecos"``); ECOS is also the fallback when the interior-point method
+    does not converge, then cvxpy with Clarabel and SCS. ``factors`` (F_t with G_t = F_t F_t')
     may be passed when the caller has them cheaply; ``shared`` = (F_union, members) selects the
     shared-variable cone program (see :func:`solve_master_ecos_shared`). ``qp_tol`` is the absolute accuracy wanted of the
     master value (original units); only the single-group QP uses it. A failed solve is never returned silently: when
@@ -193,10 +212,12 @@ def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=
         tol = 1e-12 * max(1.0, float(np.abs(delta).max())) if qp_tol is None else qp_tol / C
         abar, _, _ = solve_simplex_qp(C * grams[0], delta, abar0, tol=tol)
         return MasterSolution(abar, np.ones(1), master_value(abar, grams, delta, C), "smo")
-    if shared is not None:
+    result, flag, status = None, None, None
+    if method == "ipm":
+        gap_tol = qp_tol / C if qp_tol is not None else 1e-10 * (1.0 + float(np.abs(delta).max()))
+        result, _ = solve_master_ipm(grams, delta, C, gap_tol)
+    if result is None and shared is not None:
         result, flag = solve_master_ecos_shared(shared[0], shared[1], delta, C)
-    else:
-        result = None
     if result is None:
         if factors is None:
             factors = [gram_factor(G) for G in grams]
