@@ -170,7 +170,9 @@ class WorkingSet:
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
-        return self.C * (self.abar @ self.coef)
+        # Only the planes with weight: the dense K x n product is memory-bound and most planes are idle.
+        active = np.flatnonzero(self.abar)
+        return self.C * (self.abar[active] @ self._coef[active])
 
 
 def _grow_gram(G, row, diag):

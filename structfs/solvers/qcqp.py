@@ -189,6 +189,9 @@ def solve_master_ipm(grams, delta, C, gap_tol):
     if not converged or not np.isfinite(x).all():
         return None, f"not converged in {iterations} iterations"
     abar = np.clip(x, 0.0, None)
+    # Interior points never reach the bound: planes at 1e-12 of the largest weight are inactive ones
+    # (zeroing them keeps the point feasible and lets the caller skip them).
+    abar[abar < 1e-12 * abar.max(initial=0.0)] = 0.0
     if abar.sum() > 1.0:
         abar /= abar.sum()
     return MasterSolution(abar, normalise_weights(lam_q), np.nan, "ipm"), "optimal"
