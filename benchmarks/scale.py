@@ -46,6 +46,8 @@ def main():
     parser.add_argument("--budget", type=int, default=10)
     parser.add_argument("--C", type=float, default=1000.0)
     parser.add_argument("--loss", default="f1")
+    parser.add_argument("--max-iter", type=int, default=2000)
+    parser.add_argument("--max-outer", type=int, default=30)
     args = parser.parse_args()
     t0 = time.perf_counter()
     X, y, informative = make_problem(args.n, args.informative, args.noise, args.density)
@@ -53,7 +55,8 @@ def main():
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        clf = StructSVM(loss=args.loss, C=args.C, budget=args.budget).fit(X, y)
+        clf = StructSVM(loss=args.loss, C=args.C, budget=args.budget, max_iter=args.max_iter,
+                        max_outer=args.max_outer).fit(X, y)
     seconds = time.perf_counter() - t0
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
     sel = clf.selected_features_
