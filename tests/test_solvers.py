@@ -221,11 +221,6 @@ def test_interior_point_master_equals_cvxpy_master(seed):
     # mu certifies the value: the QP with the mu-weighted Gram matrix has the same optimum
     qp = solve_master([np.tensordot(ipm.mu, grams, axes=1)], delta, C)
     assert qp.value == pytest.approx(vi, rel=1e-5)
-    # the factor form (plane values on the union of the columns, never forming G_t) agrees
-    fac, reason = solve_master_ipm(None, delta, C, gap_tol=1e-10, shared=(F_union, members))
-    assert reason == "optimal"
-    assert master_value(fac.abar, grams, delta, C) == pytest.approx(vi, rel=1e-7)
-    assert solve_master(None, delta, C, shared=(F_union, members)).value == pytest.approx(vi, rel=1e-7)
 
 
 def test_interior_point_failure_falls_back_to_ecos(monkeypatch):

@@ -20,9 +20,6 @@ from .qcqp import gram_factor, normalise_weights, solve_master
 
 
 _STALL = 25   # iterations without any increase of the master value that count as a stall
-# The interior-point master uses the factor form while |U| <= _FACTOR_FORM * T: a step then costs
-# K^2 |U| flops in gemm against 2 T K^2 memory-bound reads of the Gram stack (~0.1 vs ~2 ns each).
-_FACTOR_FORM = 20
 
 
 def _matvec_t(X, v):
@@ -149,18 +146,11 @@ class WorkingSet:
         return F, members
 
     def solve_master(self, qp_tol=None):
-        T = len(self.groups)
-        shared = self.shared_values() if T > 1 else None
-        if shared is not None and self.master == "ipm" and shared[0].shape[1] <= _FACTOR_FORM * T:
-            # Small groups: the interior-point method works on the plane values (K x |U|) and never
-            # forms the T Gram matrices (T K^2 memory traffic per step; measured 3.5x slower at T = 30).
-            grams = None
-        else:
-            grams = self.grams()
-            if self.master == "ipm":
-                shared = None   # the fallback to ECOS factors the Gram matrices itself
-        factors = self.factors(grams) if grams is not None and T > 1 and shared is None and self.master == "ecos" \
-            else None
+        grams = self.grams()
+        # ECOS's inputs (plane values or Gram factors) are built only when ECOS is the first choice;
+        # as the interior-point method's fallback it factors the Gram matrices itself.
+        shared = self.shared_values() if len(grams) > 1 and self.master == "ecos" else None
+        factors = self.factors(grams) if len(grams) > 1 and self.master == "ecos" and shared is None else None
         sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared, method=self.master)
         self.abar, self.mu = sol.abar, sol.mu
         active = self.abar > 1e-10 * max(self.abar.max(initial=0.0), 1e-300)

@@ -178,22 +178,12 @@ def normalise_weights(mu):
     return mu / total if total > 0 else np.full(mu.shape, 1.0 / mu.shape[0])
 
 
-def solve_master_ipm(grams, delta, C, gap_tol, shared=None):
-    """The dense interior-point method of ``qcqp_ipm.py`` on the Gram matrices ``grams`` (T x K x K)
-    or, when ``grams`` is None, on ``shared`` = (F_union, members) (see
-    :func:`solve_master_ecos_shared`). Returns (MasterSolution or None, reason)."""
-    delta = np.ascontiguousarray(delta, dtype=np.float64)
-    if grams is None:
-        F = np.ascontiguousarray(shared[0], dtype=np.float64)
-        M = np.zeros((F.shape[1], len(shared[1])))
-        for t, idx in enumerate(shared[1]):
-            M[idx, t] = 1.0
-        Gs = np.zeros((0, 0, 0))
-    else:
-        Gs = np.ascontiguousarray(grams if isinstance(grams, np.ndarray) else np.stack(grams), dtype=np.float64)
-        F, M = np.zeros((Gs.shape[1], 0)), np.zeros((0, Gs.shape[0]))
+def solve_master_ipm(grams, delta, C, gap_tol):
+    """The dense interior-point method of ``qcqp_ipm.py``; returns (MasterSolution or None, reason)."""
+    Gs = np.ascontiguousarray(grams if isinstance(grams, np.ndarray) else np.stack(grams), dtype=np.float64)
     try:
-        x, lam_q, iterations, converged = ipm_master(Gs, F, M, delta, float(C), float(gap_tol), 100)
+        x, lam_q, iterations, converged = ipm_master(Gs, np.ascontiguousarray(delta, dtype=np.float64),
+                                                     float(C), float(gap_tol), 100)
     except np.linalg.LinAlgError:          # Cholesky failed: the Newton matrix lost definiteness
         return None, "cholesky"
     if not converged or not np.isfinite(x).all():
@@ -207,42 +197,33 @@ def solve_master_ipm(grams, delta, C, gap_tol, shared=None):
     return MasterSolution(abar, normalise_weights(lam_q), np.nan, "ipm"), "optimal"
 
 
-def master_value_shared(abar, F_union, members, delta, C):
-    """:func:`master_value` with G_t = F[:, members[t]] F[:, members[t]]'."""
-    u = abar @ F_union
-    quad = max(float(u[idx] @ u[idx]) for idx in members)
-    return C * (float(delta @ abar) - 0.5 * C * quad)
-
-
 def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None, method="ipm"):
     """Solve the master problem for Gram matrices ``grams`` (one per group).
 
     One group is a QP over the capped simplex, solved exactly by the active-set method with a warm
     start; several groups go to the dense interior-point method (``method="ipm"``, the default) or
     straight to ECOS (``method="ecos"``); ECOS is also the fallback when the interior-point method
-    does not converge, then cvxpy with Clarabel and SCS. ``factors`` (F_t with G_t = F_t F_t') may be
-    passed when the caller has them cheaply; ``shared`` = (F_union, members) is the factor form of all
-    groups at once (see :func:`solve_master_ecos_shared`), and with it ``grams`` may be None. ``qp_tol``
-    is the absolute accuracy wanted of the master value (original units). A failed solve is never
-    returned silently: when every solver fails a ConvergenceWarning is raised and the previous point
-    is kept.
+    does not converge, then cvxpy with Clarabel and SCS. ``factors`` (F_t with G_t = F_t F_t')
+    may be passed when the caller has them cheaply; ``shared`` = (F_union, members) selects the
+    shared-variable cone program (see :func:`solve_master_ecos_shared`). ``qp_tol`` is the absolute accuracy wanted of the
+    master value (original units); only the single-group QP uses it. A failed solve is never returned silently: when
+    every solver fails a ConvergenceWarning is raised and the best feasible point found is used.
     """
     delta = np.asarray(delta, dtype=np.float64)
-    if grams is not None and len(grams) == 1:
+    if len(grams) == 1:
         # The QP is min (C/2) abar'G abar - Delta'abar = -(master value) / C.
         tol = 1e-12 * max(1.0, float(np.abs(delta).max())) if qp_tol is None else qp_tol / C
         abar, _, _ = solve_simplex_qp(C * grams[0], delta, abar0, tol=tol)
         return MasterSolution(abar, np.ones(1), master_value(abar, grams, delta, C), "smo")
-    T = len(grams) if grams is not None else len(shared[1])
     result, flag, status = None, None, None
     if method == "ipm":
         gap_tol = qp_tol / C if qp_tol is not None else 1e-10 * (1.0 + float(np.abs(delta).max()))
-        result, _ = solve_master_ipm(grams, delta, C, gap_tol, shared)
+        result, _ = solve_master_ipm(grams, delta, C, gap_tol)
     if result is None and shared is not None:
         result, flag = solve_master_ecos_shared(shared[0], shared[1], delta, C)
     if result is None:
         if factors is None:
-            factors = [gram_factor(G) for G in grams] if grams is not None else [shared[0][:, m] for m in shared[1]]
+            factors = [gram_factor(G) for G in grams]
         result, flag = solve_master_ecos(factors, delta, C)
     if result is None:
         for solver in ("CLARABEL", "SCS"):
@@ -254,7 +235,6 @@ def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=
                       "continuing from the previous point.", ConvergenceWarning, stacklevel=3)
         K = delta.shape[0]
         abar = np.zeros(K) if abar0 is None else np.asarray(abar0, dtype=float)
-        result = MasterSolution(abar, np.full(T, 1.0 / T), np.nan, "failed")
-    result.value = (master_value(result.abar, grams, delta, C) if grams is not None else
-                    master_value_shared(result.abar, shared[0], shared[1], delta, C))
+        result = MasterSolution(abar, np.full(len(grams), 1.0 / len(grams)), np.nan, "failed")
+    result.value = master_value(result.abar, grams, delta, C)
     return result

@@ -52,43 +52,18 @@ def _cholesky_solve(L, b, out):
 
 
 @njit(cache=True)
-def _group_products(Gs, F, M, v):
-    """(G_t v) for every group t, as a T x K array. Gram form: one gemv over the T x K^2 stack.
-    Factor form (G_t = F diag(M[:, t]) F'): two thin products, never forming any G_t."""
-    if M.shape[0] == 0:
-        T, K = Gs.shape[0], Gs.shape[1]
-        return np.dot(Gs.reshape(T * K, K), v).reshape(T, K)
-    u = np.dot(v, F)                                  # F'v, length P
-    return np.dot(M.T * u, F.T)                       # row t: F (M[:, t] * u)
-
-
-@njit(cache=True)
-def _weighted_gram(Gs, F, M, c):
-    """sum_t c_t G_t (K x K)."""
-    if M.shape[0] == 0:
-        T, K = Gs.shape[0], Gs.shape[1]
-        return np.dot(c, Gs.reshape(T, K * K)).reshape(K, K)
-    d = np.dot(M, c)                                  # column weights: sum of c_t over the groups holding it
-    return np.dot(F * d, F.T)
-
-
-@njit(cache=True)
-def ipm_master(Gs, F, M, delta, C, gap_tol, max_iter):
+def ipm_master(Gs, delta, C, gap_tol, max_iter):
     """Solve the scaled master; returns (x, mu, iterations, converged).
 
-    The groups' Gram matrices come either as the T x K x K stack ``Gs`` (then ``M`` has no rows) or
-    in factor form G_t = F diag(M[:, t]) F' with F the K x P plane values on the union of the groups'
-    columns and M the P x T 0/1 membership matrix (then ``Gs`` is ignored): much less memory traffic
-    when the groups are small. ``gap_tol`` bounds the complementarity gap s'lam, i.e. the distance of
-    the objective to the optimum once the residuals vanish (scaled units: the master value over C)."""
-    factor = M.shape[0] > 0
-    T = M.shape[1] if factor else Gs.shape[0]
-    K = F.shape[0] if factor else Gs.shape[1]
+    ``gap_tol`` bounds the complementarity gap s'lam, i.e. the distance of the objective to the
+    optimum once the residuals vanish (scaled units: the master value divided by C)."""
+    T, K = Gs.shape[0], Gs.shape[1]
     m = K + 1 + T                     # inequalities: -x_k <= 0, 1'x - 1 <= 0, q_t - theta <= 0
     x = np.full(K, 0.5 / K)
-    Gx = _group_products(Gs, F, M, x)
+    Gx = np.empty((T, K))
     q = np.empty(T)
     for t in range(T):
+        Gx[t] = Gs[t] @ x
         q[t] = 0.5 * C * (x @ Gx[t])
     theta = q.max() + max(1.0, abs(q.max()))
     s = np.empty(m)                   # slacks, ordered x (K), sum (1), quadratic (T)
@@ -97,6 +72,8 @@ def ipm_master(Gs, F, M, delta, C, gap_tol, max_iter):
     s[K + 1:] = theta - q
     lam = np.ones(m)
     lam[K + 1:] = 1.0 / T
+    G_flat = Gs.reshape(T, K * K)
+    G_rows = Gs.reshape(T * K, K)
     H = np.empty((K + 1, K + 1))
     rhs = np.empty(K + 1)
     GdX = np.empty((T, K))
@@ -128,9 +105,9 @@ def ipm_master(Gs, F, M, delta, C, gap_tol, max_iter):
             converged = True
             break
         r_d_prev = r_d
-        # H (the same for predictor and corrector): the Gram part, then the rank-one part as a gemm
-        # with inner dimension T.
-        H[:K, :K] = _weighted_gram(Gs, F, M, C * lam[K + 1:])
+        # H (the same for predictor and corrector). The Gram part is one pass over Gs (a gemv on
+        # the T x K^2 array), the rank-one part a T-inner-dimension gemm: Gs is the only large input.
+        H[:K, :K] = np.dot(C * lam[K + 1:], G_flat).reshape(K, K)
         # Round-off guard against the Gram part only: the barrier terms lam/s reach 1e20 on inactive
         # planes and a shift relative to them would swamp the small entries of the solution.
         reg = 0.0
@@ -192,7 +169,7 @@ def ipm_master(Gs, F, M, delta, C, gap_tol, max_iter):
         step = 0.99 * min(_max_step(s, ds), _max_step(lam, dlam))
         if step < 1e-12:
             break
-        GdX[:, :] = _group_products(Gs, F, M, np.ascontiguousarray(dx))
+        GdX[:, :] = np.dot(G_rows, dx).reshape(T, K)
         for t in range(T):
             q[t] += C * (step * (x @ GdX[t]) + 0.5 * step * step * (dx @ GdX[t]))
             Gx[t] += step * GdX[t]
