@@ -116,7 +116,7 @@ def _estimator(args, n_classes):
     loss = _loss_name(args.loss)
     loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
     params = dict(loss=loss, loss_params=loss_params, C=args.C, budget=args.budget, bias=args.bias,
-                  tol=args.tol, verbose=max(0, args.verbose - 1))
+                  tol=args.tol, max_outer=args.max_outer, refit=args.refit, verbose=max(0, args.verbose - 1))
     if n_classes > 2:
         return OneVsRestStructSVM(n_jobs=args.jobs, **params)
     return StructSVM(**params)
@@ -269,6 +269,10 @@ def build_parser():
                        help="k for Prec@k/Rec@k as a fraction of the positives (default 0.5 for Prec@k, 2 for Rec@k)")
         p.add_argument("-e", dest="tol", type=float, default=0.01,
                        help="tolerance as svm_perf_learn -e: slack precision in percent (default 0.01)")
+        p.add_argument("--max-outer", dest="max_outer", type=int, default=30,
+                       help="with -B: at most this many feature groups, hence <= max_outer*B features (default 30)")
+        p.add_argument("--refit", dest="refit", type=float, default=None,
+                       help="with -B: re-solve without budget at this C on the selected features (debiasing)")
         p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")
         p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
 

@@ -50,6 +50,9 @@ def save_model(estimator, path):
         "classes": [_jsonable(c) for c in estimator.classes_],
         "loss": loss_name, "loss_params": loss_params,
         "C": float(first.C), "budget": first.budget, "bias": float(first.bias), "tol": float(first.tol),
+        # the remaining training parameters, so that a model file says how it was made (optional keys:
+        # files written before they existed load with the defaults)
+        "max_outer": int(first.max_outer), "refit": None if first.refit is None else float(first.refit),
         "models": [_binary_record(b) for b in binaries],
     }
     with open(path, "w", encoding="utf-8") as fh:
@@ -60,7 +63,7 @@ def save_model(estimator, path):
 def _binary_from(record, doc, classes):
     est = StructSVM(loss=doc["loss"] if doc["loss_params"] is not None else "f1",
                     loss_params=doc["loss_params"] or None, C=doc["C"], budget=doc["budget"], bias=doc["bias"],
-                    tol=doc["tol"])
+                    tol=doc["tol"], max_outer=doc.get("max_outer", 30), refit=doc.get("refit"))
     w = np.zeros(doc["n_features"])
     idx = np.asarray(record["indices"], dtype=np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):

@@ -130,3 +130,12 @@ def test_convergence_plot_from_history(tmp_path):
     clf = StructSVM(C=10.0).fit(X, (X[:, 0] > 0).astype(int))
     out = plot_convergence(clf.history_, out=str(tmp_path / "conv.png"))
     assert (tmp_path / "conv.png").stat().st_size > 1000 and out.endswith("conv.png")
+
+
+def test_train_with_budget_max_outer_caps_the_selection(digits_files):
+    model = digits_files["root"] / "capped.model"
+    assert main(["train", "-c", "100", "-B", "2", "--max-outer", "3", "--refit", "100", "-v", "0",
+                 str(digits_files["bin.train"]), str(model)]) == 0
+    clf = load_model(model)
+    assert 0 < len(clf.selected_features_) <= 3 * 2
+    assert clf.max_outer == 3 and clf.refit == 100.0
