@@ -238,3 +238,17 @@ def test_interior_point_failure_falls_back_to_ecos(monkeypatch):
     fallback = solve_master(grams, delta, 100.0)
     assert good.solver == "ipm" and fallback.solver == "ecos"
     assert fallback.value == pytest.approx(good.value, rel=1e-6)
+
+
+def test_outer_lower_bound_rescales_alpha_along_its_ray():
+    """D(t alpha) = t A - t^2 Q / 2 is maximised over t in [0, 1/sum(abar)]: never below D(alpha)."""
+    from types import SimpleNamespace
+
+    from structfs.solvers.feature_generation import _lower_bound
+
+    ws = SimpleNamespace(C=10.0, bias=0.0, abar=np.array([0.05, 0.05]), coef_sum=np.zeros(2),
+                         delta=np.array([1.0, 1.0]))                  # A = C * delta'abar = 1
+    c = np.array([2.0, 0.0, 0.0])                                     # Q = 4: D(alpha) = 1 - 2 = -1
+    assert _lower_bound(ws, c, np.array([0])) == pytest.approx(1.0 / 8.0)   # t = A/Q = 1/4
+    c_small = np.array([0.1, 0.0, 0.0])                               # A/Q = 100 > t_max = 10
+    assert _lower_bound(ws, c_small, np.array([0])) == pytest.approx(10 * 1.0 - 0.5 * 100 * 0.01)

@@ -177,6 +177,18 @@ def _top_features(c, budget):
 
 
 def _lower_bound(ws, c, top):
+    """max over t in [0, 1/sum(abar)] of D(t alpha): the dual function on the ray through alpha.
+
+    D(t alpha) = t A - t^2 Q / 2 with A = Delta'alpha and Q = c_b^2 + (sum of the B largest c_j^2)
+    (c scales with t, its top-B set does not), so the best scaling is closed-form. alpha comes from
+    the restricted problem, whose planes ignore the features outside the groups: at t = 1 the bound is
+    often far below zero (Q >> A), while the rescaled alpha stays a feasible dual point and gives
+    A^2 / (2 Q) instead.
+    """
     beta_sum = ws.C * float(ws.abar @ ws.coef_sum)
     c_b = ws.bias * beta_sum
-    return ws.C * float(ws.delta @ ws.abar) - 0.5 * c_b * c_b - 0.5 * float(c[top] @ c[top])
+    A = ws.C * float(ws.delta @ ws.abar)
+    Q = c_b * c_b + float(c[top] @ c[top])
+    t_max = 1.0 / max(float(ws.abar.sum()), 1e-300)      # keeps sum(t alpha) <= C
+    t = t_max if Q <= 0 else min(max(A / Q, 0.0), t_max)
+    return t * A - 0.5 * t * t * Q
