@@ -141,12 +141,15 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     came from, so a user sees which instances the retrieval decision rests on.
 
     ``budget`` is the B of the convex B-support-norm problem, whose solution may use more than B
-    instances. ``max_instances=k`` is a hard cap: the k instances with the largest weights are kept
-    and the classifier is refitted (without budget) on their similarities alone.
+    instances; ``budget=1`` is the squared-L1 regulariser (the multivariate counterpart of MILES's
+    L1-SVM): instances enter one per feature group, at most ``max_outer`` of them. ``max_instances=k``
+    is a hard cap: the k instances with the largest weights are kept and the classifier is refitted
+    (without budget) on their similarities alone. The other parameters are StructSVM's.
     """
 
     def __init__(self, loss="f1", C=100.0, budget=None, sigma=None, standardize=True, bias=1.0,
-                 loss_params=None, tol=0.01, max_iter=2000, max_outer=30, max_instances=None, verbose=0):
+                 loss_params=None, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30, max_instances=None,
+                 master_solver="ipm", verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -155,14 +158,17 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         self.bias = bias
         self.loss_params = loss_params
         self.tol = tol
+        self.outer_tol = outer_tol
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.max_instances = max_instances
+        self.master_solver = master_solver
         self.verbose = verbose
 
     def _svm(self, budget):
         return StructSVM(loss=self.loss, C=self.C, budget=budget, bias=self.bias, loss_params=self.loss_params,
-                         tol=self.tol, max_iter=self.max_iter, max_outer=self.max_outer, verbose=self.verbose)
+                         tol=self.tol, outer_tol=self.outer_tol, max_iter=self.max_iter, max_outer=self.max_outer,
+                         master_solver=self.master_solver, verbose=self.verbose)
 
     def fit(self, bags, y):
         _check_sigma(self.sigma)
