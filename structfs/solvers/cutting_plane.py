@@ -170,9 +170,12 @@ class WorkingSet:
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
-        # Only the planes with weight: the dense K x n product is memory-bound and most planes are idle.
+        # The dense K x n product is memory-bound: when most planes are idle (budgeted fits, many
+        # groups) gather the weighted rows; otherwise the gather's copy costs more than it saves.
         active = np.flatnonzero(self.abar)
-        return self.C * (self.abar[active] @ self._coef[active])
+        if 4 * active.shape[0] < self.K:
+            return self.C * (self.abar[active] @ self._coef[active])
+        return self.C * (self.abar @ self.coef)
 
 
 def _grow_gram(G, row, diag):
