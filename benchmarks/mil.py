@@ -27,7 +27,7 @@ DATASETS = ["musk1", "musk2", "elephant", "birds_brown_creeper"]
 
 
 def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None, max_outer=30,
-        outer_from_cap=False, cv_budget=None):
+        outer_from_cap=False, cv_budget=None, outer_tol=1e-3):
     bags, y, _ = load_mil_csv(data / "mil" / f"{name}.csv.xz")
     splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
     res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
@@ -48,7 +48,8 @@ def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=N
         if outer_from_cap and cap is not None:
             # FGM's own sparsity: at most max_outer groups of <= budget instances, so stop near the cap
             max_outer = max(1, cap // budget)
-        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=cap, max_outer=max_outer)
+        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=cap, max_outer=max_outer,
+                              outer_tol=outer_tol)
         grid = {**({"C": cv_C} if cv_C else {}), **({"budget": cv_budget} if cv_budget else {})}
         if grid:    # chosen like the baseline's C: 3-fold inner cross-validation on the training split
             clf = GridSearchCV(clf, grid, scoring="f1", cv=3).fit(tr, y[train]).best_estimator_
@@ -82,6 +83,7 @@ def main():
                         help="choose (a)'s C from these by 3-fold inner CV (like the baseline's)")
     parser.add_argument("--cv-budget", type=int, nargs="+", default=None,
                         help="choose (a)'s budget from these by the same inner CV (jointly with --cv-C)")
+    parser.add_argument("--outer-tol", type=float, default=1e-3, help="(a)'s outer_tol (FGM's stall rule)")
     parser.add_argument("--max-outer", type=int, default=30, help="(a)'s max_outer (instances <= max_outer * budget)")
     parser.add_argument("--outer-from-cap", action="store_true",
                         help="with a cap, set (a)'s max_outer = cap // budget (FGM stops near the cap itself)")
@@ -101,7 +103,7 @@ def main():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             r = run(name, data, args.splits, args.C, args.budget, args.max_instances, args.match_instances, args.cv_C,
-                    args.max_outer, args.outer_from_cap, args.cv_budget)
+                    args.max_outer, args.outer_from_cap, args.cv_budget, args.outer_tol)
         cells = [fmt(r[k][m]) for k in "abc" for m in ("f1", "n", "s")]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
