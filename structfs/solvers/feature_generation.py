@@ -80,20 +80,20 @@ def solve(X, y, loss, C, **kwargs):
     alone: 11.4 s -> 9.1 s). Unbudgeted fits keep the threads: their K x n plane products gain from
     them (R8 C=1e4: 6.2 s threaded, 7.0 s single-threaded).
     """
-    budget = kwargs.get("budget")
-    if budget is None or budget >= X.shape[1]:
-        return _solve(X, y, loss, C, **kwargs)
+    budget = kwargs.pop("budget", None)
+    if budget is None or budget >= X.shape[1]:          # one group of all features: SVMperf's problem
+        return _solve(X, y, loss, C, budget=None, **kwargs)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        return _solve(X, y, loss, C, **kwargs)
+        return _solve(X, y, loss, C, budget=budget, **kwargs)
 
 
 def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30,
            max_age=10, master="ipm", verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
-    ``budget=None`` (or >= n_features): all features in one group. ``tol`` is SVMperf's ``-e``: stop
+    ``budget=None``: all features in one group (:func:`solve` maps a budget >= n_features to None). ``tol`` is SVMperf's ``-e``: stop
     once objective - lower bound <= C * tol (the slack is within tol percent of optimal). With a budget
     the outer layer also stops (as FGM does) when the restricted problem's optimum changed by less than
     ``outer_tol`` (relative) for two groups in a row, or after ``max_outer`` groups; the reported
@@ -103,8 +103,6 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, ma
     """
     X = _as_solver_matrix(X)
     n, m = X.shape
-    if budget is not None and budget >= m:
-        budget = None
     ws = WorkingSet(n, bias, C, master)
     cache = ColumnCache(X)
     state = _BestIterate(m, budget, C)
