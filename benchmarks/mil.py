@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV, StratifiedShuffleSplit
+from sklearn.model_selection import GridSearchCV, RepeatedStratifiedKFold, StratifiedShuffleSplit
 from sklearn.svm import LinearSVC
 
 from structfs import StructSVM
@@ -27,7 +27,7 @@ DATASETS = ["musk1", "musk2", "elephant", "birds_brown_creeper"]
 
 
 def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None, max_outer=30,
-        outer_from_cap=False, cv_budget=None, outer_tol=1e-3):
+        outer_from_cap=False, cv_budget=None, outer_tol=1e-3, cv_folds=3, cv_repeats=1, jobs=None):
     bags, y, _ = load_mil_csv(data / "mil" / f"{name}.csv.xz")
     splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
     res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
@@ -46,13 +46,15 @@ def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=N
         t0 = time.perf_counter()
         cap = max(1, int(res["b"]["n"][-1])) if match else max_instances
         if outer_from_cap and cap is not None:
-            # FGM's own sparsity: at most max_outer groups of <= budget instances, so stop near the cap
-            max_outer = max(1, cap // budget)
+            # enough groups for the cap (FGM's max_features stop), not max_outer, to end the generation
+            max_outer = max(max_outer, cap)
         clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=cap, max_outer=max_outer,
                               outer_tol=outer_tol)
         grid = {**({"C": cv_C} if cv_C else {}), **({"budget": cv_budget} if cv_budget else {})}
-        if grid:    # chosen like the baseline's C: 3-fold inner cross-validation on the training split
-            clf = GridSearchCV(clf, grid, scoring="f1", cv=3).fit(tr, y[train]).best_estimator_
+        if grid:    # chosen like the baseline's C: inner cross-validation on the training split
+            cv = cv_folds if cv_repeats == 1 else RepeatedStratifiedKFold(n_splits=cv_folds, n_repeats=cv_repeats,
+                                                                          random_state=0)
+            clf = GridSearchCV(clf, grid, scoring="f1", cv=cv, n_jobs=jobs).fit(tr, y[train]).best_estimator_
         else:
             clf.fit(tr, y[train])
         res["a"]["s"].append(time.perf_counter() - t0)
@@ -86,7 +88,12 @@ def main():
     parser.add_argument("--outer-tol", type=float, default=1e-3, help="(a)'s outer_tol (FGM's stall rule)")
     parser.add_argument("--max-outer", type=int, default=30, help="(a)'s max_outer (instances <= max_outer * budget)")
     parser.add_argument("--outer-from-cap", action="store_true",
-                        help="with a cap, set (a)'s max_outer = cap // budget (FGM stops near the cap itself)")
+                        help="with a cap, raise (a)'s max_outer to the cap, so that FGM runs until the cap "
+                             "(MILESClassifier(max_instances) with a budget) or its own stall rule stops it")
+    parser.add_argument("--cv-folds", type=int, default=3, help="folds of (a)'s inner CV (the baseline's: 3)")
+    parser.add_argument("--cv-repeats", type=int, default=1,
+                        help="repeat (a)'s inner CV with reshuffled folds (seeded) to steady the choice")
+    parser.add_argument("--jobs", type=int, default=None, help="parallel fits in (a)'s grid search (wall-clock seconds)")
     parser.add_argument("--match-instances", action="store_true",
                         help="cap (a) at the number of instances (b) selected on the same split")
     args = parser.parse_args()
@@ -95,15 +102,17 @@ def main():
     C_text = f"C from {args.cv_C} by inner CV" if args.cv_C else f"C={args.C:g}"
     if args.cv_budget:
         C_text += f", budget from {args.cv_budget} by the same CV"
-    outer = "cap // budget" if args.outer_from_cap else args.max_outer
-    print(f"(a): {C_text}, budget={args.budget}, max_outer={outer}, max_instances={cap}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
+    outer = f"max({args.max_outer}, cap)" if args.outer_from_cap else args.max_outer
+    print(f"(a): {C_text} ({args.cv_folds}-fold x {args.cv_repeats}), budget={args.budget}, max_outer={outer}, max_instances={cap}, "
+          f"outer_tol={args.outer_tol:g}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
     print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (c) F1 | (c) #inst | (c) s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             r = run(name, data, args.splits, args.C, args.budget, args.max_instances, args.match_instances, args.cv_C,
-                    args.max_outer, args.outer_from_cap, args.cv_budget, args.outer_tol)
+                    args.max_outer, args.outer_from_cap, args.cv_budget, args.outer_tol, args.cv_folds,
+                    args.cv_repeats, args.jobs)
         cells = [fmt(r[k][m]) for k in "abc" for m in ("f1", "n", "s")]
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 

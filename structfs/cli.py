@@ -116,7 +116,8 @@ def _estimator(args, n_classes):
     loss = _loss_name(args.loss)
     loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
     params = dict(loss=loss, loss_params=loss_params, C=args.C, budget=args.budget, bias=args.bias,
-                  tol=args.tol, max_outer=args.max_outer, refit=args.refit, verbose=max(0, args.verbose - 1))
+                  tol=args.tol, max_outer=args.max_outer, max_features=args.max_features, refit=args.refit,
+                  verbose=max(0, args.verbose - 1))
     if n_classes > 2:
         return OneVsRestStructSVM(n_jobs=args.jobs, **params)
     return StructSVM(**params)
@@ -271,6 +272,8 @@ def build_parser():
                        help="tolerance as svm_perf_learn -e: slack precision in percent (default 0.01)")
         p.add_argument("--max-outer", dest="max_outer", type=int, default=30,
                        help="with -B: at most this many feature groups, hence <= max_outer*B features (default 30)")
+        p.add_argument("--max-features", dest="max_features", type=int, default=None,
+                       help="with -B: hard cap on the selected features (feature generation stops there)")
         p.add_argument("--refit", dest="refit", type=float, default=None,
                        help="with -B: re-solve without budget at this C on the selected features (debiasing)")
         p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")

@@ -45,6 +45,12 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         ``budget`` features, at most ``max_outer * budget`` features are selected: stopping the
         feature generation early (as FGM does) is the practical knob for sparsity and time; the
         optimum of the budgeted problem itself usually spreads over many groups.
+    max_features : int or None, default=None
+        Hard cap on the number of selected features (needs a budget). The weights live on the union
+        of the generated groups' columns, so feature generation stops once that union holds
+        ``max_features`` columns (the last group trimmed to its most violated new ones) and the
+        restricted problem is solved on them: no truncation, no refit. Raise ``max_outer`` to at least
+        ``max_features / budget`` for the cap, rather than ``max_outer``, to be what stops the fit.
     refit : float or None, default=None
         Debiasing for budgeted models: the B-support norm shrinks the weights it keeps; with
         ``refit=C2`` the unbudgeted problem (C = C2) is re-solved on the selected features only and
@@ -73,7 +79,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, master_solver="ipm", verbose=0):
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -83,6 +89,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         self.outer_tol = outer_tol
         self.max_iter = max_iter
         self.max_outer = max_outer
+        self.max_features = max_features
         self.refit = refit
         self.master_solver = master_solver
         self.verbose = verbose
@@ -105,6 +112,11 @@ class StructSVM(ClassifierMixin, BaseEstimator):
             check_positive_float(self.refit, "refit")
         check_positive_int(self.max_iter, "max_iter")
         check_positive_int(self.max_outer, "max_outer")
+        if self.max_features is not None:
+            check_positive_int(self.max_features, "max_features")
+            if self.budget is None:
+                raise ValueError("max_features needs a budget: set budget=B (budget=1 selects features one "
+                                 "at a time, like an L1 penalty), or leave max_features=None.")
         if self.master_solver not in ("ipm", "ecos"):
             raise ValueError(f"master_solver must be 'ipm' or 'ecos', got {self.master_solver!r}.")
         return loss, C, bias, tol
@@ -125,9 +137,11 @@ class StructSVM(ClassifierMixin, BaseEstimator):
                              "structfs.OneVsRestStructSVM for more than two classes.")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
-        budget = self.budget if self.budget is None or self.budget < X.shape[1] else None
+        budget = self.budget if self.max_features is None else min(self.budget, self.max_features)
+        budget = budget if budget is None or budget < X.shape[1] else None
         result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, outer_tol=self.outer_tol, max_iter=self.max_iter,
-                       max_outer=self.max_outer, master=self.master_solver, verbose=self.verbose)
+                       max_outer=self.max_outer, max_features=self.max_features, master=self.master_solver,
+                       verbose=self.verbose)
         if self.refit is not None and budget is not None:
             result = self._refit(X, y_pm, loss, C, budget, bias, tol, result)
         self.loss_ = loss
@@ -181,7 +195,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, refit=None, master_solver="ipm", verbose=0,
+                 outer_tol=1e-3, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0,
                  n_jobs=None):
         self.loss = loss
         self.C = C
@@ -192,6 +206,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.outer_tol = outer_tol
         self.max_iter = max_iter
         self.max_outer = max_outer
+        self.max_features = max_features
         self.refit = refit
         self.master_solver = master_solver
         self.verbose = verbose

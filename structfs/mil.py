@@ -143,13 +143,16 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     ``budget`` is the B of the convex B-support-norm problem, whose solution may use more than B
     instances; ``budget=1`` is the squared-L1 regulariser (the multivariate counterpart of MILES's
     L1-SVM): instances enter one per feature group, at most ``max_outer`` of them. ``max_instances=k``
-    is a hard cap: the k instances with the largest weights are kept and the classifier is refitted
-    (without budget) on their similarities alone. The other parameters are StructSVM's.
+    is a hard cap. With a budget it is StructSVM's ``max_features``: feature generation stops once
+    k instances are in play and the problem is solved on them (keep ``max_outer >= k / budget`` so
+    that the cap is what stops it). Without a budget the k instances with the largest weights are
+    kept and the classifier is refitted on their similarities alone. The other parameters are
+    StructSVM's.
     """
 
     def __init__(self, loss="f1", C=100.0, budget=None, sigma=None, standardize=True, bias=1.0,
                  loss_params=None, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30, max_instances=None,
-                 master_solver="ipm", verbose=0):
+                 refit=None, master_solver="ipm", verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -162,13 +165,15 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.max_instances = max_instances
+        self.refit = refit
         self.master_solver = master_solver
         self.verbose = verbose
 
-    def _svm(self, budget):
+    def _svm(self, budget, max_features=None):
         return StructSVM(loss=self.loss, C=self.C, budget=budget, bias=self.bias, loss_params=self.loss_params,
                          tol=self.tol, outer_tol=self.outer_tol, max_iter=self.max_iter, max_outer=self.max_outer,
-                         master_solver=self.master_solver, verbose=self.verbose)
+                         max_features=max_features, refit=self.refit, master_solver=self.master_solver,
+                         verbose=self.verbose)
 
     def fit(self, bags, y):
         _check_sigma(self.sigma)
@@ -183,7 +188,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         self.embedding_ = MILESEmbedding(self.sigma, self.standardize).fit(bags)
         Z = self.embedding_.transform(bags)
         self.columns_ = np.arange(Z.shape[1])
-        self.svm_ = self._svm(self.budget).fit(Z, y)
+        cap = self.max_instances if self.budget is not None else None
+        self.svm_ = self._svm(self.budget, cap).fit(Z, y)
         if self.max_instances is not None and len(self.svm_.selected_features_) > self.max_instances:
             weights = np.abs(self.svm_.coef_[0])
             self.columns_ = np.sort(np.argsort(-weights, kind="stable")[:self.max_instances])

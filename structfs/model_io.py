@@ -53,6 +53,7 @@ def save_model(estimator, path):
         # the remaining training parameters, so that a model file says how it was made (optional keys:
         # files written before they existed load with the defaults)
         "max_outer": int(first.max_outer), "refit": None if first.refit is None else float(first.refit),
+        "max_features": None if first.max_features is None else int(first.max_features),
         "models": [_binary_record(b) for b in binaries],
     }
     with open(path, "w", encoding="utf-8") as fh:
@@ -63,7 +64,8 @@ def save_model(estimator, path):
 def _binary_from(record, doc, classes):
     est = StructSVM(loss=doc["loss"] if doc["loss_params"] is not None else "f1",
                     loss_params=doc["loss_params"] or None, C=doc["C"], budget=doc["budget"], bias=doc["bias"],
-                    tol=doc["tol"], max_outer=doc.get("max_outer", 30), refit=doc.get("refit"))
+                    tol=doc["tol"], max_outer=doc.get("max_outer", 30), max_features=doc.get("max_features"),
+                    refit=doc.get("refit"))
     w = np.zeros(doc["n_features"])
     idx = np.asarray(record["indices"], dtype=np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):

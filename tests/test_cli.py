@@ -139,3 +139,13 @@ def test_train_with_budget_max_outer_caps_the_selection(digits_files):
     clf = load_model(model)
     assert 0 < len(clf.selected_features_) <= 3 * 2
     assert clf.max_outer == 3 and clf.refit == 100.0
+
+
+def test_train_max_features_is_kept_in_the_model_file_and_needs_a_budget(digits_files, capsys):
+    model = digits_files["root"] / "maxfeat.model"
+    assert main(["train", "-c", "100", "-B", "2", "--max-outer", "50", "--max-features", "5", "-v", "0",
+                 str(digits_files["bin.train"]), str(model)]) == 0
+    clf = load_model(model)
+    assert len(clf.selected_features_) == 5 and clf.max_features == 5
+    assert main(["train", "--max-features", "5", "-v", "0", str(digits_files["bin.train"]), str(model)]) != 0
+    assert "max_features needs a budget" in capsys.readouterr().err

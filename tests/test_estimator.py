@@ -177,3 +177,35 @@ def test_master_solvers_agree_on_a_budgeted_problem():
     assert fits[0].objective_ == pytest.approx(fits[1].objective_, rel=1e-3)
     with pytest.raises(ValueError, match="master_solver"):
         StructSVM(master_solver="gurobi").fit(X, y)
+
+
+def test_max_features_is_a_hard_cap_reached_by_feature_generation():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(120, 40))
+    y = np.where(X[:, :12] @ rng.uniform(0.5, 1.5, 12) + 0.3 * rng.normal(size=120) > 0, 1, 0)
+    free = StructSVM(C=100.0, budget=5, max_outer=100).fit(X, y)
+    assert len(free.selected_features_) > 7                 # the cap below binds
+    for budget, cap in [(1, 4), (5, 7), (5, 10), (50, 6)]:
+        clf = StructSVM(C=100.0, budget=budget, max_outer=100, max_features=cap).fit(X, y)
+        assert len(clf.selected_features_) == cap           # filled, never exceeded (no truncation)
+        if budget == 5:
+            assert clf.objective_ >= free.lower_bound_ - 1e-9   # a primal value of the same problem
+        assert clf.gap_ <= clf.objective_
+    with pytest.raises(ValueError, match="max_features needs a budget"):
+        StructSVM(max_features=3).fit(X, y)
+    with pytest.raises(ValueError, match="max_features"):
+        StructSVM(budget=2, max_features=0).fit(X, y)
+    same = StructSVM(C=100.0, budget=5, max_outer=100, max_features=40).fit(X, y)   # cap >= m: no cap
+    assert np.allclose(same.coef_, free.coef_)
+
+
+def test_fit_cap_trims_the_last_group_to_its_most_violated_new_columns():
+    from structfs.solvers.feature_generation import _fit_cap
+
+    c = np.array([0.0, 5.0, -4.0, 3.0, 0.1, -2.0, 1.0])
+    top = np.array([1, 2, 3, 5])
+    assert _fit_cap(top, np.array([0, 4]), c, 10)[1] is False            # room for all four
+    group, full = _fit_cap(top, np.array([2, 4]), c, 4)                   # room for 2 of {1, 3, 5}
+    assert full and group.tolist() == [1, 2, 3]                           # 2 kept (cached), 1 and 3 new
+    group, full = _fit_cap(top, np.array([0, 4]), c, 6)                   # exactly fills the cap
+    assert full and group.tolist() == [1, 2, 3, 5]

@@ -115,3 +115,18 @@ def test_max_instances_is_a_hard_cap():
     assert (clf.predict(bags) == y).mean() >= 0.8
     with pytest.raises(ValueError, match="max_instances"):
         MILESClassifier(max_instances=0).fit(bags, y)
+
+
+def test_max_instances_with_a_budget_stops_feature_generation_without_truncating():
+    from structfs import StructSVM
+
+    rng = np.random.default_rng(6)
+    bags, y = _bags(rng, n_bags=40)
+    clf = MILESClassifier(C=100.0, budget=1, max_outer=100, max_instances=3).fit(bags, y)
+    assert len(clf.selected_instances_) == 3 and np.array_equal(clf.columns_, np.arange(clf.embedding_.pool_.shape[0]))
+    Z = clf.embedding_.transform(bags)            # the same fit as StructSVM's max_features on the embedding
+    ref = StructSVM(C=100.0, budget=1, max_outer=100, max_features=3).fit(Z, y)
+    assert np.array_equal(clf.selected_instances_[:, 0], ref.selected_features_)
+    assert np.allclose(clf.decision_function(bags), ref.decision_function(Z))
+    unbudgeted = MILESClassifier(C=100.0, max_instances=3).fit(bags, y)      # truncation and refit
+    assert len(unbudgeted.selected_instances_) <= 3 and unbudgeted.columns_.shape == (3,)

@@ -80,24 +80,29 @@ def solve(X, y, loss, C, **kwargs):
     alone: 11.4 s -> 9.1 s). Unbudgeted fits keep the threads: their K x n plane products gain from
     them (R8 C=1e4: 6.2 s threaded, 7.0 s single-threaded).
     """
-    budget = kwargs.pop("budget", None)
+    budget, cap = kwargs.pop("budget", None), kwargs.pop("max_features", None)
+    if budget is not None and cap is not None:
+        budget = min(budget, cap)                       # no group can be larger than the cap
     if budget is None or budget >= X.shape[1]:          # one group of all features: SVMperf's problem
         return _solve(X, y, loss, C, budget=None, **kwargs)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        return _solve(X, y, loss, C, budget=budget, **kwargs)
+        return _solve(X, y, loss, C, budget=budget, max_features=cap if cap is not None and cap < X.shape[1] else None,
+                      **kwargs)
 
 
 def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30,
-           max_age=10, master="ipm", verbose=0, log=print):
+           max_features=None, max_age=10, master="ipm", verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
     ``budget=None``: all features in one group (:func:`solve` maps a budget >= n_features to None). ``tol`` is SVMperf's ``-e``: stop
     once objective - lower bound <= C * tol (the slack is within tol percent of optimal). With a budget
     the outer layer also stops (as FGM does) when the restricted problem's optimum changed by less than
     ``outer_tol`` (relative) for two groups in a row, or after ``max_outer`` groups; the reported
-    lower bound then says how far from optimal the answer may be. ``master`` picks the solver of the
+    lower bound then says how far from optimal the answer may be. ``max_features`` (budget only) is a
+    hard cap on the selection: the weights live on the union of the groups' columns, so generation
+    stops once that union is full, the last group trimmed to its most violated new columns. ``master`` picks the solver of the
     multi-group master problem: "ipm" (dense interior point, ECOS as its fallback) or "ecos".
     Returns a :class:`SolverResult`.
     """
@@ -148,6 +153,9 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, ma
             if any(np.array_equal(top, g.cols) for g in ws.groups):
                 converged = True       # the most violated group is there: restricted = full problem
                 break
+            full = False
+            if max_features is not None:
+                top, full = _fit_cap(top, cache.cols, c, max_features)
             ws.add_group(top, X[:, top])
             cache.extend(top)
             # While groups are being generated each restricted problem is solved to 1% (its answer only
@@ -155,6 +163,9 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, ma
             coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
             status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **dict(inner_kw, tol=coarse))
             if status == "max_iter":
+                break
+            if full:                   # the cap is reached: the selection is final (a deliberate stop)
+                converged = True
                 break
             # The restricted problem's optimum decreases as groups are added (FGM's objective). A
             # degenerate master can leave it unchanged once while a later group still helps, so
@@ -190,6 +201,17 @@ def _top_features(c, budget):
         return np.arange(sq.shape[0])
     top = np.argpartition(-sq, budget - 1, kind="introselect")[:budget]
     return np.sort(top)
+
+
+def _fit_cap(top, cached, c, max_features):
+    """(group, full): ``top`` trimmed so that the cached columns plus its new ones stay within
+    ``max_features`` (the new columns with the largest c_j^2 are kept); full when the cap is reached."""
+    new = np.setdiff1d(top, cached, assume_unique=True)
+    room = max_features - cached.shape[0]
+    if new.shape[0] < room:
+        return top, False
+    keep = new[np.argsort(-(c[new] ** 2), kind="stable")[:room]]
+    return np.sort(np.concatenate([np.intersect1d(top, cached, assume_unique=True), keep])), True
 
 
 def _lower_bound(ws, c, top):
