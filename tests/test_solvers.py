@@ -252,3 +252,26 @@ def test_outer_lower_bound_rescales_alpha_along_its_ray():
     assert _lower_bound(ws, c, np.array([0])) == pytest.approx(1.0 / 8.0)   # t = A/Q = 1/4
     c_small = np.array([0.1, 0.0, 0.0])                               # A/Q = 100 > t_max = 10
     assert _lower_bound(ws, c_small, np.array([0])) == pytest.approx(10 * 1.0 - 0.5 * 100 * 0.01)
+
+
+def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):
+    # An interior-point master leaves idle planes at ~1e-7..1e-5 of the largest weight, never at 0;
+    # they must still count as idle, or no plane is ever retired (a fit then drags hundreds of them).
+    import types
+
+    import structfs.solvers.cutting_plane as cpl
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 4))
+    ws = cpl.WorkingSet(20, 1.0, 10.0)
+    for _ in range(4):
+        ws.add_plane(rng.normal(size=20), 1.0)
+    ws.add_group(np.arange(2), X[:, :2])
+    weights = np.array([0.6, 0.4, 3e-7, 4e-7])       # planes 2 and 3 idle at noise level
+    monkeypatch.setattr(cpl, "solve_master", lambda *a, **k: types.SimpleNamespace(
+        abar=weights.copy(), mu=np.array([1.0]), value=1.0, solver="ipm"))
+    for _ in range(3):
+        ws.solve_master()
+    assert ws.age.tolist() == [0, 0, 3, 3]
+    ws.drop_planes(ws.age <= 2)
+    assert ws.K == 2 and ws.groups[0].G.shape == (2, 2)
