@@ -27,21 +27,33 @@ from structfs.mil import MILESClassifier, MILESEmbedding
 DATASETS = ["musk1", "musk2", "elephant", "birds_brown_creeper"]
 
 
-def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None, max_outer=30,
-        outer_from_cap=False, cv_budget=None, outer_tol=1e-3, cv_folds=3, cv_repeats=1, jobs=None):
+def load_splits(data, name, n_splits):
+    """The seeded stratified 60/40 bag splits of every MIL benchmark: yields (train bags, test bags,
+    train labels, test labels)."""
     bags, y, _ = load_mil_csv(data / "mil" / f"{name}.csv.xz")
     splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
-    res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
     for train, test in splitter.split(np.zeros(len(y)), y):
-        tr, te = [bags[i] for i in train], [bags[i] for i in test]
+        yield [bags[i] for i in train], [bags[i] for i in test], y[train], y[test]
+
+
+def miles_baseline(Z_train, y_train):
+    """(b): L1-LinearSVC, balanced, C from {0.1, 1, 10} by 3-fold inner CV (seeded: liblinear's L1
+    solver visits coordinates in random order)."""
+    return GridSearchCV(LinearSVC(penalty="l1", dual=False, class_weight="balanced", max_iter=5000, random_state=0),
+                        {"C": [0.1, 1.0, 10.0]}, scoring="f1", cv=3).fit(Z_train, y_train)
+
+
+def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None, max_outer=30,
+        outer_from_cap=False, cv_budget=None, outer_tol=1e-3, cv_folds=3, cv_repeats=1, jobs=None):
+    res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
+    for tr, te, y_tr, y_te in load_splits(data, name, n_splits):
         # (b) MILES baseline
         t0 = time.perf_counter()
         emb = MILESEmbedding().fit(tr)
         Ztr, Zte = emb.transform(tr), emb.transform(te)
-        l1 = GridSearchCV(LinearSVC(penalty="l1", dual=False, class_weight="balanced", max_iter=5000, random_state=0),
-                          {"C": [0.1, 1.0, 10.0]}, scoring="f1", cv=3).fit(Ztr, y[train])
+        l1 = miles_baseline(Ztr, y_tr)
         res["b"]["s"].append(time.perf_counter() - t0)
-        res["b"]["f1"].append(f1(y[test], l1.decision_function(Zte)))
+        res["b"]["f1"].append(f1(y_te, l1.decision_function(Zte)))
         res["b"]["n"].append(np.count_nonzero(l1.best_estimator_.coef_))
         # (a) structfs with a budget
         t0 = time.perf_counter()
@@ -55,17 +67,17 @@ def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=N
         if grid:    # chosen like the baseline's C: inner cross-validation on the training split
             cv = cv_folds if cv_repeats == 1 else RepeatedStratifiedKFold(n_splits=cv_folds, n_repeats=cv_repeats,
                                                                           random_state=0)
-            clf = GridSearchCV(clf, grid, scoring="f1", cv=cv, n_jobs=jobs).fit(tr, y[train]).best_estimator_
+            clf = GridSearchCV(clf, grid, scoring="f1", cv=cv, n_jobs=jobs).fit(tr, y_tr).best_estimator_
         else:
-            clf.fit(tr, y[train])
+            clf.fit(tr, y_tr)
         res["a"]["s"].append(time.perf_counter() - t0)
-        res["a"]["f1"].append(f1(y[test], clf.decision_function(te)))
+        res["a"]["f1"].append(f1(y_te, clf.decision_function(te)))
         res["a"]["n"].append(len(clf.selected_instances_))
         # (c) StructSVM(f1) without budget on the embedding
         t0 = time.perf_counter()
-        svm = StructSVM(loss="f1", C=C).fit(Ztr, y[train])
+        svm = StructSVM(loss="f1", C=C).fit(Ztr, y_tr)
         res["c"]["s"].append(time.perf_counter() - t0)
-        res["c"]["f1"].append(f1(y[test], svm.decision_function(Zte)))
+        res["c"]["f1"].append(f1(y_te, svm.decision_function(Zte)))
         res["c"]["n"].append(len(svm.selected_features_))
     return res
 

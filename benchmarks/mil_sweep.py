@@ -16,32 +16,26 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import GridSearchCV, StratifiedShuffleSplit
-from sklearn.svm import LinearSVC
 
 from structfs import StructSVM
-from structfs.datasets import get_data_home, load_mil_csv
+from structfs.datasets import get_data_home
 from structfs.metrics import f1
 from structfs.mil import MILESEmbedding
 
-DATASETS = ["musk1", "musk2", "elephant", "birds_brown_creeper"]
+from mil import DATASETS, load_splits, miles_baseline, paired    # benchmarks/mil.py: the same splits and baseline
 
 
 def sweep(name, data, Cs, budgets, n_splits=5):
-    bags, y, _ = load_mil_csv(data / "mil" / f"{name}.csv.xz")
-    splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
     base, cells = [], {(C, B): [] for B in budgets for C in Cs}
-    for train, test in splitter.split(np.zeros(len(y)), y):
-        tr, te = [bags[i] for i in train], [bags[i] for i in test]
+    for tr, te, y_tr, y_te in load_splits(data, name, n_splits):
         emb = MILESEmbedding().fit(tr)
         Ztr, Zte = emb.transform(tr), emb.transform(te)
-        l1 = GridSearchCV(LinearSVC(penalty="l1", dual=False, class_weight="balanced", max_iter=5000, random_state=0),
-                          {"C": [0.1, 1.0, 10.0]}, scoring="f1", cv=3).fit(Ztr, y[train])
+        l1 = miles_baseline(Ztr, y_tr)
         cap = max(1, int(np.count_nonzero(l1.best_estimator_.coef_)))
-        base.append((f1(y[test], l1.decision_function(Zte)), cap))
+        base.append((f1(y_te, l1.decision_function(Zte)), cap))
         for C, B in cells:
-            svm = StructSVM(loss="f1", C=C, budget=B, max_outer=cap, max_features=cap).fit(Ztr, y[train])
-            cells[(C, B)].append((f1(y[test], svm.decision_function(Zte)), len(svm.selected_features_)))
+            svm = StructSVM(loss="f1", C=C, budget=B, max_outer=cap, max_features=cap).fit(Ztr, y_tr)
+            cells[(C, B)].append((f1(y_te, svm.decision_function(Zte)), len(svm.selected_features_)))
     return np.array(base), {k: np.array(v) for k, v in cells.items()}
 
 
@@ -70,8 +64,7 @@ def main():
             for C in args.C:
                 v = cells[(C, B)]
                 if args.paired:
-                    d = v[:, 0] - base[:, 0]
-                    text = f"{d.mean():+.1f} ± {d.std(ddof=1) / np.sqrt(d.shape[0]):.1f}"
+                    text = paired(v[:, 0], base[:, 0])
                 else:
                     text = f"{v[:, 0].mean():.1f} ({v[:, 1].mean():.0f})"
                 row.append(f"**{text}**" if v[:, 0].mean() >= base[:, 0].mean() else text)

@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_positive_float, check_positive_int
 from .losses import get_loss
-from .solvers import primal_objective, solve
+from .solvers import effective_budget, primal_objective, solve
 
 
 class StructSVM(ClassifierMixin, BaseEstimator):
@@ -137,8 +137,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
                              "structfs.OneVsRestStructSVM for more than two classes.")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
-        budget = self.budget if self.max_features is None else min(self.budget, self.max_features)
-        budget = budget if budget is None or budget < X.shape[1] else None
+        budget = effective_budget(self.budget, self.max_features, X.shape[1])   # as solve() will see it
         result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, outer_tol=self.outer_tol, max_iter=self.max_iter,
                        max_outer=self.max_outer, max_features=self.max_features, master=self.master_solver,
                        verbose=self.verbose)
