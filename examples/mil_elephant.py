@@ -1,4 +1,5 @@
-"""Image retrieval by multiple-instance learning: Corel "elephant" with MILES + F1 under a budget.
+"""Image retrieval by multiple-instance learning: Corel "elephant" with MILES + F1 under a budget,
+C, budget, number of instances and kernel width chosen by inner cross-validation (the defaults).
 
     python examples/mil_elephant.py [DATA_DIR] [--quick]
 """
@@ -11,6 +12,7 @@ from sklearn.model_selection import train_test_split
 
 from structfs.datasets import get_data_home, load_mil_csv
 from structfs.metrics import f1, precision_at_k
+from structfs import StructSVMCV
 from structfs.mil import MILESClassifier
 
 
@@ -24,14 +26,16 @@ def main():
     train, test = [bags[i] for i in idx_tr], [bags[i] for i in idx_te]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        # at most 50 training instances (about what MILES's L1-SVM picks here): feature generation stops there
-        clf = MILESClassifier(loss="f1", C=100.0, budget=3 if args.quick else 5, max_outer=50,
-                              max_instances=50).fit(train, y[idx_tr])
+        # --quick: one C, one budget and the default width instead of the full grid
+        estimator = StructSVMCV(loss="f1", Cs=[100.0], budgets=[2]) if args.quick else None
+        clf = MILESClassifier(estimator=estimator, sigma=None, max_instances=50).fit(train, y[idx_tr])
     scores = clf.decision_function(test)
     print(f"test F1 {f1(y[idx_te], scores):.1f}   Prec@10 {precision_at_k(y[idx_te], scores, k=10):.1f}")
+    est = clf.estimator_
+    print(f"chosen by inner CV: C={est.C_:g}, budget={est.budget_}, {est.n_groups_} groups, sigma={clf.embedding_.sigma_:.2f}")
     print(f"the decision rests on {len(clf.selected_instances_)} training instances:")
     for pool_index, bag in clf.selected_instances_[:10]:
-        w = clf.svm_.coef_[0, pool_index]
+        w = clf.estimator_.coef_[0, pool_index]
         print(f"  instance {pool_index:5d} of training bag {bag:3d} (label {y[idx_tr][bag]}), weight {w:+.3f}")
 
 

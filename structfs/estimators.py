@@ -35,9 +35,13 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         SVMperf's ``-e``: stop once the slack is provably within ``tol`` (percent) of optimal, i.e.
         ``objective_ - lower_bound_ <= C * tol``. SVMperf's default is 0.1; 0.01 gives a lower
         objective than SVMperf at about the same cost thanks to the stabilised cutting planes.
-    outer_tol : float, default=1e-3
-        With a budget, stop generating feature groups once the restricted problem's optimum changes
-        by less than this (relative) for two groups in a row (FGM's criterion).
+    outer_tol : float or None, default=None
+        With a budget, FGM's relative-change rule: also stop generating feature groups once the
+        restricted problem's optimum changes by less than this (relative) for two groups in a row.
+        Off by default: it compares solves made to 1% and stopped fits early on solver noise. By
+        default generation stops at a certificate (gap <= C * tol, or no unselected group violating
+        the optimality condition by more than C * tol) or at the caps ``max_outer``/``max_features``;
+        ``stop_`` says which.
     max_iter : int, default=2000
         Maximum number of cutting planes in all.
     max_outer : int, default=30
@@ -74,12 +78,14 @@ class StructSVM(ClassifierMixin, BaseEstimator):
     gap_ : float, ``objective_ - lower_bound_`` (bounds the true suboptimality)
     n_iter_ : int, cutting planes generated
     n_outer_ : int, feature groups generated
+    stop_ : str, why feature generation ended (budget only): "gap", "optimal", "max_outer",
+        "max_features", "stall" (``outer_tol``) or "max_iter"; "" without a budget
     history_ : list of dict, one record per plane (outer, iteration, objective, lower_bound, gap,
         planes, features, seconds)
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0):
+                 outer_tol=None, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -107,7 +113,8 @@ class StructSVM(ClassifierMixin, BaseEstimator):
             check_positive_int(self.budget, "budget")
         bias = check_positive_float(self.bias, "bias", allow_zero=True)
         tol = check_positive_float(self.tol, "tol")
-        check_positive_float(self.outer_tol, "outer_tol")
+        if self.outer_tol is not None:
+            check_positive_float(self.outer_tol, "outer_tol")
         if self.refit is not None:
             check_positive_float(self.refit, "refit")
         check_positive_int(self.max_iter, "max_iter")
@@ -152,6 +159,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         self.gap_ = result.objective - result.lower_bound
         self.n_iter_ = result.n_iter
         self.n_outer_ = result.n_outer
+        self.stop_ = result.stop
         self.history_ = result.history
         self.converged_ = result.converged
         return self
@@ -194,7 +202,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=1e-3, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0,
+                 outer_tol=None, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0,
                  n_jobs=None):
         self.loss = loss
         self.C = C

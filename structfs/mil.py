@@ -5,17 +5,18 @@ Every bag B_i becomes the vector of its similarities to the training instances x
     s(x^k, B_i) = max_j exp(-||x_ij - x^k||^2 / (2 sigma^2)) = exp(-min_j ||x_ij - x^k||^2 / (2 sigma^2)),
 
 and a sparse linear classifier on that embedding selects the few instances the decision rests on.
-MILES used an L1-SVM; :class:`MILESClassifier` uses :class:`structfs.StructSVM` so the selection
-serves F1 (or any structfs loss) directly, under a budget (Mao & Tsang).
+MILES used an L1-SVM; :class:`MILESClassifier` uses :class:`structfs.StructSVMCV` so the selection
+serves F1 (or any structfs loss) directly, under a budget (Mao & Tsang), with C, the budget, the
+number of instances and sigma chosen by inner cross-validation.
 """
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_positive_float, check_positive_int
-from .estimators import StructSVM
+from .model_selection import StructSVMCV, best_candidate, check_grid
 
-__all__ = ["MILESEmbedding", "MILESClassifier", "check_bags"]
+__all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
 
 _BLOCK = 1 << 23     # distance-matrix entries per block (64 MB of float64)
 
@@ -132,77 +133,131 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
         return tags
 
 
+# The kernel widths tried by MILESClassifier's cross-validation, as multiples of the embedding's
+# default (half the median squared distance); chosen on the four MIL dev sets (benchmarks/RESULTS.md).
+SIGMA_FACTORS = (0.5, 1.0, 2.0)
+
+
 class MILESClassifier(ClassifierMixin, BaseEstimator):
-    """MILES embedding + StructSVM: a bag classifier that optimises ``loss`` under a budget.
+    """MILES embedding + a structfs classifier: bags ranked by a sparse linear model on their
+    similarities to the training instances, trained on a multivariate loss.
 
-    ``fit(bags, y)`` takes a list of (instances x features) arrays and one label per bag (any two
-    classes). After fitting, ``selected_instances_`` is an (k, 2) integer array: column 0 the index of
-    each selected training instance in the pool (``embedding_.pool_``), column 1 the training bag it
-    came from, so a user sees which instances the retrieval decision rests on.
+    By default the classifier is a :class:`structfs.StructSVMCV`: C, the budget, the number of
+    instances (the length of the feature-generation path) and the kernel width sigma are chosen by
+    the same inner cross-validation over bags. In each fold only the instances of the fold's training
+    bags are candidate features, so a validation bag never scores against its own instances.
 
-    ``budget`` is the B of the convex B-support-norm problem, whose solution may use more than B
-    instances; ``budget=1`` is the squared-L1 regulariser (the multivariate counterpart of MILES's
-    L1-SVM): instances enter one per feature group, at most ``max_outer`` of them. ``max_instances=k``
-    is a hard cap. With a budget it is StructSVM's ``max_features``: feature generation stops once
-    k instances are in play and the problem is solved on them (keep ``max_outer >= k / budget`` so
-    that the cap is what stops it). Without a budget the k instances with the largest weights are
-    kept and the classifier is refitted on their similarities alone. The other parameters are
-    StructSVM's.
+    Parameters
+    ----------
+    estimator : StructSVMCV, StructSVM or None, default=None
+        The classifier on the embedding. None: ``StructSVMCV(loss=loss or "f1")``. A StructSVMCV is
+        cross-validated as above (its grid, folds and n_jobs are used); any other estimator is fitted
+        once on the embedding with a fixed sigma.
+    loss : str, Loss or None, default=None
+        Shortcut for the default estimator's loss ("f1" when None); give the loss to ``estimator``
+        instead when you pass one.
+    sigma : float, sequence of float or None, default=None
+        Kernel width. None: with a StructSVMCV, chosen by its cross-validation among ``SIGMA_FACTORS``
+        = (0.5, 1, 2) times the default width (sigma^2 = half the median squared distance between
+        training instances); with another estimator, the default width. A sequence: cross-validated
+        among those values. A float: fixed.
+    standardize : bool, default=True
+        Standardise features with the training instances' mean and standard deviation.
+    max_instances : int or None, default=None
+        Hard cap on the selected instances: the estimator's ``max_features`` (feature generation stops
+        once the groups hold k instances; StructSVMCV and budgeted StructSVMs). An unbudgeted StructSVM
+        keeps its k heaviest instances and is refitted on them.
+
+    Attributes
+    ----------
+    embedding_ : MILESEmbedding with the chosen ``sigma_``
+    estimator_ : the fitted classifier on the embedding (its ``cv_results_`` include ``param_sigma``)
+    selected_instances_ : (k, 2) int array: pool index of each selected training instance
+        (``embedding_.pool_``) and the training bag it came from
+    classes_ : the two bag classes, ``classes_[1]`` positive
     """
 
-    def __init__(self, loss="f1", C=100.0, budget=None, sigma=None, standardize=True, bias=1.0,
-                 loss_params=None, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30, max_instances=None,
-                 refit=None, master_solver="ipm", verbose=0):
+    def __init__(self, estimator=None, loss=None, sigma=None, standardize=True, max_instances=None):
+        self.estimator = estimator
         self.loss = loss
-        self.C = C
-        self.budget = budget
         self.sigma = sigma
         self.standardize = standardize
-        self.bias = bias
-        self.loss_params = loss_params
-        self.tol = tol
-        self.outer_tol = outer_tol
-        self.max_iter = max_iter
-        self.max_outer = max_outer
         self.max_instances = max_instances
-        self.refit = refit
-        self.master_solver = master_solver
-        self.verbose = verbose
 
-    def _svm(self, budget, max_features=None):
-        return StructSVM(loss=self.loss, C=self.C, budget=budget, bias=self.bias, loss_params=self.loss_params,
-                         tol=self.tol, outer_tol=self.outer_tol, max_iter=self.max_iter, max_outer=self.max_outer,
-                         max_features=max_features, refit=self.refit, master_solver=self.master_solver,
-                         verbose=self.verbose)
+    def _resolve_estimator(self):
+        if self.estimator is None:
+            return StructSVMCV(loss="f1" if self.loss is None else self.loss)
+        if self.loss is not None:
+            raise ValueError("loss is a shortcut for the default estimator; with estimator=... set the loss on "
+                             "the estimator itself.")
+        if not hasattr(self.estimator, "fit") or not hasattr(self.estimator, "decision_function"):
+            raise ValueError(f"estimator must be a classifier with fit and decision_function, got {self.estimator!r}.")
+        return clone(self.estimator)
+
+    def _sigmas(self, default, cross_validated):
+        if self.sigma is None:
+            return [default * f for f in SIGMA_FACTORS] if cross_validated else [default]
+        if np.iterable(self.sigma) and not isinstance(self.sigma, str):
+            return check_grid(self.sigma, "sigma", check_positive_float)
+        return [check_positive_float(self.sigma, "sigma")]
 
     def fit(self, bags, y):
-        _check_sigma(self.sigma)
+        est = self._resolve_estimator()
+        searching = isinstance(est, StructSVMCV)
+        if self.sigma is not None:
+            self._sigmas(1.0, searching)               # bad sigma fails before any work
         if self.max_instances is not None:
             check_positive_int(self.max_instances, "max_instances")
         bags = check_bags(bags)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != len(bags):
             raise ValueError(f"y must hold one label per bag: {len(bags)} bags but y has shape {y.shape}.")
-        if np.unique(y).shape[0] < 2:
-            raise ValueError("y has a single class: one class only, but MIL training needs bags of two classes.")
-        self.embedding_ = MILESEmbedding(self.sigma, self.standardize).fit(bags)
-        Z = self.embedding_.transform(bags)
-        self.columns_ = np.arange(Z.shape[1])
-        cap = self.max_instances if self.budget is not None else None
-        self.svm_ = self._svm(self.budget, cap).fit(Z, y)
-        if self.max_instances is not None and len(self.svm_.selected_features_) > self.max_instances:
-            weights = np.abs(self.svm_.coef_[0])
-            self.columns_ = np.sort(np.argsort(-weights, kind="stable")[:self.max_instances])
-            self.svm_ = self._svm(None).fit(Z[:, self.columns_], y)
-        self.classes_ = self.svm_.classes_
-        chosen = self.columns_[self.svm_.selected_features_]
-        self.selected_instances_ = np.column_stack([chosen, self.embedding_.pool_bag_[chosen]])
+        classes = np.unique(y)
+        if classes.shape[0] != 2:
+            what = "a single class: one class only" if classes.shape[0] == 1 else f"{classes.shape[0]} classes"
+            raise ValueError(f"y has {what}, but MIL training needs bags of exactly two classes.")
+        budgeted = searching or getattr(est, "budget", None) is not None
+        if self.max_instances is not None and budgeted:
+            est.set_params(max_features=self.max_instances)
+        if searching:
+            est._check_params()
+        embedding = MILESEmbedding(None, self.standardize).fit(bags)
+        sigmas = self._sigmas(embedding.sigma_, searching)
+        D = embedding.min_sq_distances(bags)
+        self.columns_ = np.arange(D.shape[1])
+        if searching:
+            # sigma only rescales the precomputed distances, so each width costs the grid's fits only
+            folds = est._folds(np.zeros((len(bags), 1)), y)
+            columns = [np.flatnonzero(np.isin(embedding.pool_bag_, train)) for train, _ in folds]
+            tables = []
+            for sigma in sigmas:
+                table = est.search(np.exp(-D / (2.0 * sigma ** 2)), y, classes, folds, columns)
+                table["sigma"] = [sigma] * len(table["C"])
+                tables.append(table)
+            table = {k: sum((t[k] for t in tables), []) for k in tables[0]}
+            sigma = table["sigma"][best_candidate(table)]
+            est.refit_best(np.exp(-D / (2.0 * sigma ** 2)), y, table)
+        else:
+            sigma = sigmas[0]
+            Z = np.exp(-D / (2.0 * sigma ** 2))
+            est.fit(Z, y)
+            if self.max_instances is not None and not budgeted and len(est.selected_features_) > self.max_instances:
+                weights = np.abs(est.coef_[0])
+                self.columns_ = np.sort(np.argsort(-weights, kind="stable")[:self.max_instances])
+                est = clone(est).fit(Z[:, self.columns_], y)
+        embedding.sigma_ = sigma
+        self.embedding_ = embedding
+        self.estimator_ = est
+        self.classes_ = est.classes_
+        chosen = self.columns_[np.flatnonzero(est.coef_[0])]
+        self.selected_instances_ = np.column_stack([chosen, embedding.pool_bag_[chosen]])
         return self
 
     def decision_function(self, bags):
         check_is_fitted(self)
-        return self.svm_.decision_function(self.embedding_.transform(bags)[:, self.columns_])
+        return self.estimator_.decision_function(self.embedding_.transform(bags)[:, self.columns_])
 
     def predict(self, bags):
         scores = self.decision_function(bags)
         return self.classes_[(scores > 0).astype(int)]
+

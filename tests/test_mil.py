@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from structfs.datasets import load_mil_csv
+from structfs import StructSVM, StructSVMCV
 from structfs.mil import MILESClassifier, MILESEmbedding
 
 DATA = os.environ.get("STRUCTFS_DATA")
@@ -57,7 +58,7 @@ def test_default_sigma_is_about_the_dimension_for_standardised_data():
 def test_classifier_finds_the_concept_and_reports_instances():
     rng = np.random.default_rng(4)
     bags, y = _bags(rng, n_bags=40)
-    clf = MILESClassifier(C=100.0, budget=3).fit(bags, y)
+    clf = MILESClassifier(estimator=StructSVM(C=100.0, budget=3)).fit(bags, y)
     assert (clf.predict(bags) == y).mean() >= 0.9
     inst = clf.selected_instances_
     assert inst.ndim == 2 and inst.shape[1] == 2 and len(inst) >= 1
@@ -109,7 +110,7 @@ def test_bad_bags_raise_before_work():
 def test_max_instances_is_a_hard_cap():
     rng = np.random.default_rng(6)
     bags, y = _bags(rng, n_bags=40)
-    clf = MILESClassifier(C=100.0, budget=3, max_instances=2).fit(bags, y)
+    clf = MILESClassifier(estimator=StructSVM(C=100.0, budget=3), max_instances=2).fit(bags, y)
     assert len(clf.selected_instances_) <= 2
     assert clf.decision_function(bags).shape == (40,)
     assert (clf.predict(bags) == y).mean() >= 0.8
@@ -118,15 +119,40 @@ def test_max_instances_is_a_hard_cap():
 
 
 def test_max_instances_with_a_budget_stops_feature_generation_without_truncating():
-    from structfs import StructSVM
-
     rng = np.random.default_rng(6)
     bags, y = _bags(rng, n_bags=40)
-    clf = MILESClassifier(C=100.0, budget=1, max_outer=100, max_instances=3).fit(bags, y)
+    clf = MILESClassifier(estimator=StructSVM(C=100.0, budget=1, max_outer=100), max_instances=3).fit(bags, y)
     assert len(clf.selected_instances_) == 3 and np.array_equal(clf.columns_, np.arange(clf.embedding_.pool_.shape[0]))
     Z = clf.embedding_.transform(bags)            # the same fit as StructSVM's max_features on the embedding
     ref = StructSVM(C=100.0, budget=1, max_outer=100, max_features=3).fit(Z, y)
     assert np.array_equal(clf.selected_instances_[:, 0], ref.selected_features_)
     assert np.allclose(clf.decision_function(bags), ref.decision_function(Z))
-    unbudgeted = MILESClassifier(C=100.0, max_instances=3).fit(bags, y)      # truncation and refit
+    unbudgeted = MILESClassifier(estimator=StructSVM(C=100.0), max_instances=3).fit(bags, y)      # truncation and refit
     assert len(unbudgeted.selected_instances_) <= 3 and unbudgeted.columns_.shape == (3,)
+
+
+def test_default_classifier_selects_C_budget_instances_and_sigma_by_cv():
+    rng = np.random.default_rng(7)
+    bags, y = _bags(rng, n_bags=36)
+    clf = MILESClassifier(max_instances=4).fit(bags, y)
+    est = clf.estimator_
+    assert isinstance(est, StructSVMCV)
+    assert len(clf.selected_instances_) <= 4
+    assert clf.embedding_.sigma_ in set(est.cv_results_["param_sigma"])
+    default = MILESEmbedding().fit(bags).sigma_
+    assert np.allclose(sorted(set(est.cv_results_["param_sigma"])), [0.5 * default, default, 2.0 * default])
+    assert (clf.predict(bags) == y).mean() >= 0.8
+    # a validation bag never scores against its own instances: fold columns come from training bags only
+    fixed = MILESClassifier(sigma=[1.0, 2.0], estimator=StructSVMCV(Cs=[10.0], budgets=[1])).fit(bags, y)
+    assert set(fixed.estimator_.cv_results_["param_sigma"]) == {1.0, 2.0}
+
+
+def test_loss_shortcut_and_its_conflict_with_an_estimator():
+    rng = np.random.default_rng(8)
+    bags, y = _bags(rng, n_bags=24)
+    clf = MILESClassifier(loss="auc", estimator=None)
+    assert clf.get_params()["loss"] == "auc"
+    with pytest.raises(ValueError, match="loss"):
+        MILESClassifier(loss="auc", estimator=StructSVM()).fit(bags, y)
+    with pytest.raises(ValueError, match="sigma"):
+        MILESClassifier(sigma=[]).fit(bags, y)

@@ -35,6 +35,10 @@ class SolverResult:
     n_outer: int              # feature groups generated (1 without a budget)
     converged: bool
     history: list = field(default_factory=list)
+    # Budgeted fits: the model after each generated group, (columns, weights on them, w_b), in order.
+    # The iterates are a sparsity path at the cost of one fit (model selection picks a length on it).
+    path: list = field(default_factory=list)
+    stop: str = ""            # why feature generation ended (see _solve)
 
 
 class _BestIterate:
@@ -99,15 +103,27 @@ def effective_budget(budget, max_features, n_features):
     return budget if budget is None or budget < n_features else None
 
 
-def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, max_iter=2000, max_outer=30,
-           max_features=None, max_age=10, master="ipm", verbose=0, log=print):
+def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, max_iter=2000, max_outer=30,
+           max_features=None, max_age=10, master="ipm", on_group=None, verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
     ``budget=None``: all features in one group (:func:`solve` maps a budget >= n_features to None). ``tol`` is SVMperf's ``-e``: stop
     once objective - lower bound <= C * tol (the slack is within tol percent of optimal). With a budget
-    the outer layer also stops (as FGM does) when the restricted problem's optimum changed by less than
-    ``outer_tol`` (relative) for two groups in a row, or after ``max_outer`` groups; the reported
-    lower bound then says how far from optimal the answer may be. ``max_features`` (budget only) is a
+    feature generation stops for one of these reasons (``SolverResult.stop``):
+
+    * ``"gap"``: the certified gap of the budgeted problem is <= C * tol;
+    * ``"optimal"``: no group of unselected features violates the optimality condition by more than
+      C * tol: the most violated group would raise the dual bound by at most that much (at the
+      restricted problem's alpha, R(alpha) - D(alpha) = (||c_top||^2 - max_t ||c_t||^2) / 2);
+    * ``"max_features"`` / ``"max_outer"``: the user's caps;
+    * ``"stall"``: only with ``outer_tol`` set, FGM's rule: the restricted optimum changed by less
+      than ``outer_tol`` (relative) for two groups in a row. It compares coarse solves (1% of the
+      objective), so it can stop on solver noise; it is off by default;
+    * ``"callback"``: ``on_group(columns, weights, w_b)``, called with the model after each group
+      (a point of the path), returned True (model selection stopping a path early);
+    * ``"max_iter"``: the plane budget ran out (the only stop that warns, unless certified).
+
+    The reported lower bound says how far from optimal the answer may be. ``max_features`` (budget only) is a
     hard cap on the selection: the weights live on the union of the groups' columns, so generation
     stops once that union is full, the last group trimmed to its most violated new columns. ``master`` picks the solver of the
     multi-group master problem: "ipm" (dense interior point, ECOS as its fallback) or "ecos".
@@ -149,16 +165,17 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, ma
         converged = status == "converged"
     else:
         ws.abar[:] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
-        previous, stalled = np.inf, 0
+        previous, stalled, stop = np.inf, 0, "max_outer"
+        path = []
         for n_outer in range(1, max_outer + 1):
             c = _matvec_t(X, ws.beta())
             top = _top_features(c, budget)
             state.lower = max(state.lower, _lower_bound(ws, c, top))
             if state.best - state.lower <= C * tol:
-                converged = True
+                stop = "gap"
                 break
-            if any(np.array_equal(top, g.cols) for g in ws.groups):
-                converged = True       # the most violated group is there: restricted = full problem
+            if _violation(ws, c, top) <= C * tol:
+                stop = "optimal"       # no unselected group is worth more than the precision asked for
                 break
             full = False
             if max_features is not None:
@@ -169,36 +186,89 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=1e-3, ma
             # has to point at the next group); the last one is polished to tol below.
             coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
             status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **dict(inner_kw, tol=coarse))
+            path.append((state.cols.copy(), state.w_cache.copy(), state.w_b))
+            if on_group is not None and on_group(*path[-1]):
+                stop = "callback"
+                break
             if status == "max_iter":
+                stop = "max_iter"
                 break
             if full:                   # the cap is reached: the selection is final (a deliberate stop)
-                converged = True
+                stop = "max_features"
                 break
-            # The restricted problem's optimum decreases as groups are added (FGM's objective). A
+            # FGM's rule (opt-in). The restricted problem's optimum decreases as groups are added; a
             # degenerate master can leave it unchanged once while a later group still helps, so
             # the stall must hold for two groups in a row.
-            stalled = stalled + 1 if abs(previous - restricted) <= outer_tol * abs(restricted) else 0
-            if stalled >= 2:
-                converged = True
-                break
+            if outer_tol is not None:
+                stalled = stalled + 1 if abs(previous - restricted) <= outer_tol * abs(restricted) else 0
+                if stalled >= 2:
+                    stop = "stall"
+                    break
             previous = restricted
         if state.n_iter < max_iter and not state.best - state.lower <= C * tol:
             inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
         c = _matvec_t(X, ws.beta())
         state.lower = max(state.lower, _lower_bound(ws, c, _top_features(c, budget)))
+        if path:                       # the last point of the path is the polished final model
+            path[-1] = (state.cols.copy(), state.w_cache.copy(), state.w_b)
+        # Stopping where the user asked (caps, FGM's rule) or at a certificate is convergence; only
+        # running out of planes is not.
+        converged = stop != "max_iter"
     gap = state.best - state.lower
     converged = converged or gap <= C * tol
     if not converged:
         why = (f"after max_iter={max_iter} cutting planes" if state.n_iter >= max_iter else
-               f"after max_outer={max_outer} feature groups" if budget is not None and n_outer >= max_outer else
                "when the master solver's accuracy ran out")
         warnings.warn(f"structfs stopped {why} with gap {gap:.4g} > C*tol={C * tol:.4g} (objective "
-                      f"{state.best:.6g}); increase max_iter/max_outer or tol.", ConvergenceWarning, stacklevel=3)
+                      f"{state.best:.6g}); increase max_iter or tol.", ConvergenceWarning, stacklevel=3)
     if verbose:
         log(f"[structfs] done: objective {state.best:.6g}, lower bound {state.lower:.6g}, "
             f"{state.n_iter} planes, {n_outer} groups, {time.perf_counter() - t_start:.2f} s")
-    return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, n_outer,
-                        converged, history)
+    if budget is None:
+        return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, 1, converged, history)
+    return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, len(path), converged,
+                        history, path, stop)
+
+
+class PathRefitter:
+    """Unbudgeted (SVMperf) solves restricted to one column set after another: the debiasing refit
+    of every point of a feature-generation path.
+
+    A cutting plane is a valid cut whatever columns the weights live on (it is stored by its
+    per-example coefficients), so one working set carries its planes from one column set to the next
+    and each refit starts from the previous one's cuts instead of from w = 0.
+    """
+
+    def __init__(self, X, y, loss, C, *, bias=1.0, tol=0.01, max_iter=2000, max_age=10):
+        self.X = _as_solver_matrix(X)
+        self.y, self.loss, self.C = y, loss, C
+        self.kw = dict(tol=tol, max_iter=max_iter, max_age=max_age, outer=1, callback=lambda rec: None)
+        self.ws = WorkingSet(self.X.shape[0], bias, C, "ipm")
+        coef, self.delta0 = loss._oracle(y, np.zeros(self.X.shape[0]))
+        self.ws.add_plane(coef, self.delta0)
+        self.last = None
+
+    def refit(self, cols):
+        """(columns, weights on them, w_b) of the unbudgeted problem on ``cols``."""
+        cols = np.asarray(cols, dtype=np.int64)
+        if self.last is not None and np.array_equal(cols, self.last[0]):   # same selection as before
+            return self.last
+        ws = self.ws
+        ws.groups, ws.mu = [], np.zeros(0)
+        ws.add_group(cols, self.X[:, cols])
+        cache = ColumnCache(self.X)
+        cache.extend(cols)
+        state = _BestIterate(self.X.shape[1], None, self.C)
+        state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
+        inner_solve(ws, cache, self.y, self.loss, state, **self.kw)
+        self.last = (state.cols, state.w_cache, state.w_b)
+        return self.last
+
+
+def refit_path(X, y, loss, C, column_sets, **kwargs):
+    """:class:`PathRefitter` over a list of column sets; a list of (columns, weights, w_b)."""
+    refitter = PathRefitter(X, y, loss, C, **kwargs)
+    return [refitter.refit(cols) for cols in column_sets]
 
 
 def _top_features(c, budget):
@@ -219,6 +289,13 @@ def _fit_cap(top, cached, c, max_features):
         return top, False
     keep = new[np.argsort(-(c[new] ** 2), kind="stable")[:room]]
     return np.sort(np.concatenate([np.intersect1d(top, cached, assume_unique=True), keep])), True
+
+
+def _violation(ws, c, top):
+    """(||c_top||^2 - max_t ||c_t||^2) / 2: how much the most violated group would raise the dual
+    bound at the current alpha above the restricted problem's (FGM's optimality condition)."""
+    active = max((float(c[g.cols] @ c[g.cols]) for g in ws.groups), default=0.0)
+    return 0.5 * (float(c[top] @ c[top]) - active)
 
 
 def _lower_bound(ws, c, top):

@@ -1,0 +1,154 @@
+"""Model selection at the defaults against baselines that choose their C by the same cross-validation.
+
+    python benchmarks/cv.py r8  [--data DIR]                    # 8 one-vs-rest topics, fixed split
+    python benchmarks/cv.py sms [--splits 20]                   # seeded stratified 70/30 splits
+    python benchmarks/cv.py mil [--splits 20] [--datasets musk1 ...]
+
+Text: TF-IDF (sublinear_tf, min_df=2) fitted on the training texts. (a) ``StructSVMCV(loss="f1")`` at its
+defaults (R8: ``max_features=100``, the issue's setting); (b) ``LinearSVC(class_weight="balanced")`` and
+(c) L1-``LinearSVC`` (balanced), each with C from {0.01, 0.1, 1, 10, 100} by 3-fold stratified CV on F1.
+MIL: (a) ``MILESClassifier()`` at its defaults; (b) MILES + L1-SVM: the default embedding,
+L1-``LinearSVC`` (balanced) with C from {0.1, 1, 10} by 3-fold CV (benchmarks/mil.py's baseline).
+F1 in percent on the test part; features/instances with a nonzero weight; fit seconds (vectorising and
+embedding included for MIL). Over several splits: mean (std) and the paired difference (a) - (x) with
+its standard error.
+"""
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.model_selection import GridSearchCV, StratifiedShuffleSplit
+from sklearn.svm import LinearSVC
+
+from structfs import StructSVM, StructSVMCV
+from structfs.datasets import get_data_home, load_r8, load_sms_spam
+from structfs.metrics import f1
+from structfs.mil import MILESClassifier, MILESEmbedding
+
+from mil import DATASETS, load_splits, miles_baseline, paired  # noqa: E402  (benchmarks/ is the cwd's path)
+
+LINEAR_CS = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}
+
+
+def linear_baselines(Xtr, ytr):
+    """(b) LinearSVC and (c) L1-LinearSVC, balanced, C by 3-fold CV on F1: {name: (estimator, seconds)}."""
+    out = {}
+    for name, svc in (("LinearSVC", LinearSVC(class_weight="balanced")),
+                      ("L1-LinearSVC", LinearSVC(penalty="l1", dual=False, class_weight="balanced", random_state=0))):
+        t0 = time.perf_counter()
+        est = GridSearchCV(svc, LINEAR_CS, scoring="f1", cv=3).fit(Xtr, ytr).best_estimator_
+        out[name] = (est, time.perf_counter() - t0)
+    return out
+
+
+def text_split(Xtr, ytr, Xte, yte, **cv_params):
+    """One binary text problem: {method: (F1, features, seconds)} and the CV estimator's choice."""
+    t0 = time.perf_counter()
+    cv = StructSVMCV(loss="f1", **cv_params).fit(Xtr, ytr)
+    rows = {"StructSVMCV": (f1(yte, cv.decision_function(Xte)), len(cv.selected_features_), time.perf_counter() - t0)}
+    for name, (est, seconds) in linear_baselines(Xtr, ytr).items():
+        rows[name] = (f1(yte, est.decision_function(Xte)), int(np.count_nonzero(est.coef_)), seconds)
+    return rows, (cv.C_, cv.budget_, cv.n_groups_)
+
+
+def summary(results, methods):
+    print("| method | F1 | features | seconds | (a) − method, paired |")
+    print("|---|---|---|---|---|")
+    a = [r["StructSVMCV"][0] for r in results]
+    for m in methods:
+        f = [r[m][0] for r in results]
+        print(f"| {m} | {np.mean(f):.2f} ({np.std(f):.2f}) | {np.mean([r[m][1] for r in results]):.1f} | "
+              f"{np.mean([r[m][2] for r in results]):.1f} | {paired(a, f) if m != 'StructSVMCV' else ''} |")
+
+
+def run_r8(args):
+    xtr, ytr, xte, yte = load_r8(args.data)
+    vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
+    Xtr, Xte = vec.fit_transform(xtr), vec.transform(xte)
+    StructSVM(C=1.0, budget=5).fit(Xtr[:300], (ytr[:300] == "earn").astype(int))     # load numba kernels
+    t0 = time.perf_counter()
+    for topic in sorted(set(ytr)):
+        StructSVM(budget=5).fit(Xtr, (ytr == topic).astype(int))
+    reference = time.perf_counter() - t0
+    print(f"One default StructSVM(budget=5) fit of the 8 topics: {reference:.1f} s\n")
+    print("| topic | StructSVMCV F1 | features | C, B, groups | s | LinearSVC F1 | features | L1-LinearSVC F1 | features |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    results = []
+    for topic in sorted(set(ytr)):
+        rows, choice = text_split(Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int),
+                                  max_features=100, n_jobs=args.jobs)
+        results.append(rows)
+        a, b, c = rows["StructSVMCV"], rows["LinearSVC"], rows["L1-LinearSVC"]
+        print(f"| {topic} | {a[0]:.2f} | {a[1]} | {choice[0]:.0f}, {choice[1]}, {choice[2]} | {a[2]:.1f} | "
+              f"{b[0]:.2f} | {b[1]} | {c[0]:.2f} | {c[1]} |", flush=True)
+    total = sum(r["StructSVMCV"][2] for r in results)
+    print(f"\nmacro over topics (std across topics); StructSVMCV total {total:.1f} s = {total / reference:.1f}x "
+          "the default fit\n")
+    summary(results, ["StructSVMCV", "LinearSVC", "L1-LinearSVC"])
+
+
+def run_sms(args):
+    texts, labels = load_sms_spam(args.data)
+    y = (labels == "spam").astype(int)
+    splitter = StratifiedShuffleSplit(n_splits=args.splits, test_size=0.3, random_state=0)
+    results = []
+    print("| split | StructSVMCV F1 | features | C, B, groups | LinearSVC F1 | L1-LinearSVC F1 |")
+    print("|---|---|---|---|---|---|")
+    for i, (tr, te) in enumerate(splitter.split(texts, y)):
+        vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
+        Xtr, Xte = vec.fit_transform(texts[tr]), vec.transform(texts[te])
+        rows, choice = text_split(Xtr, y[tr], Xte, y[te], n_jobs=args.jobs)
+        results.append(rows)
+        print(f"| {i} | {rows['StructSVMCV'][0]:.2f} | {rows['StructSVMCV'][1]} | {choice[0]:.0f}, {choice[1]}, "
+              f"{choice[2]} | {rows['LinearSVC'][0]:.2f} | {rows['L1-LinearSVC'][0]:.2f} |", flush=True)
+    print()
+    summary(results, ["StructSVMCV", "LinearSVC", "L1-LinearSVC"])
+
+
+def run_mil(args):
+    data = get_data_home(args.data)
+    print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (a) − (b) | (a) #inst − (b) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in args.datasets:
+        res = {k: {"f1": [], "n": [], "s": []} for k in "ab"}
+        for tr, te, y_tr, y_te in load_splits(data, name, args.splits):
+            t0 = time.perf_counter()
+            emb = MILESEmbedding().fit(tr)
+            l1 = miles_baseline(emb.transform(tr), y_tr)
+            res["b"]["s"].append(time.perf_counter() - t0)
+            res["b"]["f1"].append(f1(y_te, l1.decision_function(emb.transform(te))))
+            res["b"]["n"].append(np.count_nonzero(l1.best_estimator_.coef_))
+            t0 = time.perf_counter()
+            clf = MILESClassifier().fit(tr, y_tr)
+            res["a"]["s"].append(time.perf_counter() - t0)
+            res["a"]["f1"].append(f1(y_te, clf.decision_function(te)))
+            res["a"]["n"].append(len(clf.selected_instances_))
+            if args.verbose:
+                e = clf.estimator_
+                print(f"  {name}: (a) {res['a']['f1'][-1]:.1f} with {res['a']['n'][-1]} (C {e.C_:.0f}, B {e.budget_}, "
+                      f"groups {e.n_groups_}, sigma {clf.embedding_.sigma_:.2f}); (b) {res['b']['f1'][-1]:.1f} "
+                      f"with {res['b']['n'][-1]}", flush=True)
+        cells = [f"{np.mean(res[k][m]):.1f} ({np.std(res[k][m]):.1f})" for k in "ab" for m in ("f1", "n", "s")]
+        cells += [paired(res["a"]["f1"], res["b"]["f1"]), paired(res["a"]["n"], res["b"]["n"])]
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["r8", "sms", "mil"])
+    parser.add_argument("--data", default=None, help="data directory (default: $STRUCTFS_DATA)")
+    parser.add_argument("--splits", type=int, default=20)
+    parser.add_argument("--datasets", nargs="+", default=DATASETS)
+    parser.add_argument("--jobs", type=int, default=None, help="StructSVMCV(n_jobs=...) (default: its default)")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        {"r8": run_r8, "sms": run_sms, "mil": run_mil}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,352 @@
+"""StructSVMCV: C, budget and the number of feature groups chosen by cross-validation.
+
+With a budget, feature generation adds one group of at most B features per outer iteration and solves
+the restricted problem again: the model after each group is a point on a sparsity path, obtained at
+the cost of one fit (``SolverResult.path``). So each (C, budget) cell of the grid costs one fit per
+fold, and every length of the path is scored on the fold's validation part without refitting. The
+chosen (C, budget, number of groups) is then fitted once on all the data.
+"""
+import numbers
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import check_cv
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import check_positive_float, check_positive_int
+from .estimators import StructSVM
+from .losses import get_loss
+from .metrics import MEASURES, StructScorer
+from .solvers import PathRefitter, effective_budget, solve
+
+__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS"]
+
+# Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss
+# term is an average over the n examples (Delta in percent), so the same regularisation relative to a
+# sum of losses -- LinearSVC's C = 100 C / n -- needs C proportional to n: the default grid is C / n,
+# and a C chosen on folds of n_f examples is carried to the whole data as the same C / n.
+DEFAULT_C_PER_SAMPLE = (0.3, 1.0, 3.0)
+DEFAULT_BUDGETS = (2, 5)
+
+
+class _LossScorer:
+    """The loss's own measure (``loss.score``, percent, greater is better) as a scorer."""
+
+    def __init__(self, loss):
+        self.loss = loss
+
+    def __call__(self, estimator, X, y):
+        y_pm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
+        return self.loss.score(y_pm, estimator.decision_function(X))
+
+
+def check_scoring(scoring, loss):
+    """A scorer(estimator, X, y): None -> the loss's own measure; a structfs measure name; any
+    scikit-learn scorer name or callable. ValueError naming ``scoring`` otherwise."""
+    if scoring is None:
+        return _LossScorer(loss)
+    if callable(scoring):
+        return scoring
+    if isinstance(scoring, str):
+        if scoring in MEASURES:
+            return StructScorer(scoring)
+        from sklearn.metrics import get_scorer
+
+        try:
+            return get_scorer(scoring)
+        except ValueError:
+            raise ValueError(f"scoring={scoring!r} is unknown; use a structfs measure ({', '.join(MEASURES)}), "
+                             "a scikit-learn scorer name, a callable scorer(estimator, X, y), or None for the "
+                             "loss's own measure.") from None
+    raise ValueError(f"scoring must be None, a string or a callable scorer, got {scoring!r}.")
+
+
+def check_grid(values, name, check):
+    if values is None or isinstance(values, (str, bytes)) or not np.iterable(values):
+        raise ValueError(f"{name} must be a non-empty sequence, got {values!r}.")
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name} is empty; give at least one value.")
+    return [check(v, name) for v in values]
+
+
+def _check_budget(value, name):
+    return None if value is None else check_positive_int(value, name)
+
+
+def _point(coef, intercept, classes, n_features):
+    """A fitted StructSVM holding one point of a path (for scorers that take an estimator)."""
+    est = StructSVM()
+    est.coef_, est.intercept_, est.classes_, est.n_features_in_ = coef[None, :], np.array([intercept]), classes, n_features
+    return est
+
+
+def _rows(X, idx):
+    return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
+
+
+def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
+              n_iter_no_change=None):
+    """Fit one (C, budget) cell on ``train`` and score every point of its path on ``test``.
+
+    ``columns`` (optional) restricts the fold to those features (MIL: the instances of the training
+    fold's bags). ``debias``: every point is refitted without budget on its features at the same C
+    (StructSVM's ``refit=C``), sharing cutting planes along the path. ``n_iter_no_change``: stop the
+    path once the validation score has not improved for that many groups. Returns (scores, n_features,
+    seconds), one entry per path point (a single point without budget).
+    """
+    t0 = time.perf_counter()
+    X_tr, X_te = _rows(X, train), _rows(X, test)
+    if columns is not None:
+        X_tr, X_te = X_tr[:, columns], X_te[:, columns]
+    y_pm = np.where(y[train] == classes[1], 1.0, -1.0)
+    loss.validate(y_pm)
+    m = X_tr.shape[1]
+    budget = effective_budget(budget, solver_params.get("max_features"), m)
+    bias = solver_params["bias"]
+    refitter = PathRefitter(X_tr, y_pm, loss, C, bias=bias, tol=solver_params["tol"],
+                            max_iter=solver_params["max_iter"]) if debias and budget is not None else None
+    scores, n_features = [], []
+
+    def score(cols, w, w_b):
+        if refitter is not None:       # the budget selects the features, the unbudgeted problem weighs them
+            cols, w, w_b = refitter.refit(cols[w != 0])
+        coef = np.zeros(m)
+        coef[cols] = w
+        scores.append(scorer(_point(coef, bias * w_b, classes, m), X_te, y[test]))
+        n_features.append(int(np.count_nonzero(coef)))
+        return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
+
+    res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score, **solver_params)
+    if budget is None:
+        score(np.arange(m), res.w, res.w_b)
+    return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0
+
+
+def grid_results(cells, outputs, n_folds):
+    """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
+
+    A fold whose path ended earlier (its generation converged) keeps its last point for longer paths.
+    """
+    out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time")}
+    for c, cell in enumerate(cells):
+        runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
+        length = max(r[0].shape[0] for r in runs)
+        for k in range(length):
+            out["C"].append(cell[0])
+            out["budget"].append(cell[1])
+            out["n_groups"].append(k + 1 if cell[1] is not None else None)
+            out["scores"].append([r[0][min(k, r[0].shape[0] - 1)] for r in runs])
+            out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
+            out["fit_time"].append(np.mean([r[2] for r in runs]))
+    return out
+
+
+def best_candidate(table):
+    """Index of the best mean score; ties go to fewer features, then to the smaller C."""
+    mean = np.mean(table["scores"], axis=1)
+    order = np.lexsort((np.asarray(table["C"], dtype=float), np.asarray(table["n_features"]), -mean))
+    return int(order[0])
+
+
+def cv_results(table):
+    """The table as scikit-learn's ``cv_results_`` (dict of arrays, one entry per candidate)."""
+    scores = np.asarray(table["scores"], dtype=float)
+    mean = scores.mean(axis=1)
+    results = {
+        "params": [dict(C=c, budget=b, n_groups=k) for c, b, k in zip(table["C"], table["budget"], table["n_groups"])],
+        "param_C": np.asarray(table["C"], dtype=float),
+        "param_budget": np.asarray(table["budget"], dtype=object),
+        "param_n_groups": np.asarray(table["n_groups"], dtype=object),
+        "mean_test_score": mean,
+        "std_test_score": scores.std(axis=1),
+        "rank_test_score": (np.argsort(np.argsort(-mean, kind="stable"), kind="stable") + 1).astype(np.int32),
+        "mean_n_features": np.asarray(table["n_features"], dtype=float),
+        "mean_fit_time": np.asarray(table["fit_time"], dtype=float),
+    }
+    for f in range(scores.shape[1]):
+        results[f"split{f}_test_score"] = scores[:, f]
+    if "sigma" in table:                       # MILESClassifier's kernel width, chosen by the same CV
+        results["param_sigma"] = np.asarray(table["sigma"], dtype=float)
+        for params, sigma in zip(results["params"], table["sigma"]):
+            params["sigma"] = sigma
+    return results
+
+
+class StructSVMCV(ClassifierMixin, BaseEstimator):
+    """StructSVM with C, budget and the number of feature groups chosen by cross-validation.
+
+    Each (C, budget) cell is fitted once per fold; with a budget every point of its feature-generation
+    path (one more group of at most B features per point) is scored on the fold's validation part, so
+    the sparsity is chosen without a fit per candidate. The best candidate (mean validation score;
+    ties to fewer features, then smaller C) is refitted on all the data with ``max_outer`` set to its
+    number of groups.
+
+    Parameters
+    ----------
+    loss : str or structfs.losses.Loss, default="f1"
+        As StructSVM's.
+    Cs : sequence of float or None, default=None
+        Candidate C values (svm_perf's meaning). None: C = c * n for c in ``DEFAULT_C_PER_SAMPLE`` =
+        (0.3, 1, 3), n the number of training examples (of the fold while cross-validating, of all the
+        data for the refit): svm_perf's loss term is an average, so a fixed trade-off against a sum of
+        losses (LinearSVC's C = 100 C / n) scales C with n. Chosen on all dev sets
+        (benchmarks/RESULTS.md).
+    budgets : sequence of (int or None) or None, default=None
+        Candidate budgets; None in the sequence is the unbudgeted (SVMperf) problem, a single path
+        point. None: ``DEFAULT_BUDGETS`` = (2, 5).
+    cv : int, cross-validation generator or iterable, default=3
+        As scikit-learn's ``check_cv`` for classifiers: an int is a StratifiedKFold (no shuffling).
+    scoring : str, callable or None, default=None
+        None: the loss's own measure (F1 for "f1", accuracy for "error", ...); a structfs measure
+        name, a scikit-learn scorer name, or a callable ``scorer(estimator, X, y)``.
+    max_features : int or None, default=None
+        Hard cap on the selected features of every candidate (StructSVM's ``max_features``); needs
+        budgets (None is then not allowed among them).
+    bias, loss_params, tol, max_iter, max_outer, master_solver : as StructSVM's
+        ``max_outer`` bounds the path length (groups) of every cell.
+    n_iter_no_change : int or None, default=5
+        Early stopping along each fold's path: once the validation score has not improved for this
+        many groups, that path ends (a fold whose path ended early keeps its last point for longer
+        paths). None: every path runs to ``max_outer`` (or its own convergence).
+    debias : bool, default=True
+        Score and return budgeted models debiased: the budget selects the features, and the weights
+        are those of the unbudgeted problem on them at the same C (StructSVM's ``refit=C``). The
+        B-support norm shrinks the weights it keeps; on R8 debiasing adds 1.5-3 F1 points. The
+        refits along a path share their cutting planes and cost about as much as the path itself.
+    n_jobs : int or None, default=None
+        (fold, C, budget) fits run in parallel through joblib.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    C_, budget_, n_groups_ : the chosen candidate (``n_groups_`` None without a budget)
+    best_score_ : float, its mean validation score
+    cv_results_ : dict of arrays, one entry per (C, budget, n_groups) candidate, like GridSearchCV's
+        (``params``, ``mean_test_score``, ``std_test_score``, ``rank_test_score``, ``splitK_test_score``,
+        ``mean_n_features``, ``mean_fit_time``)
+    estimator_ : StructSVM refitted on all the data
+    coef_, intercept_, classes_, selected_features_, objective_, lower_bound_, gap_, n_iter_, n_outer_ :
+        those of ``estimator_``
+    """
+
+    def __init__(self, loss="f1", Cs=None, budgets=None, cv=3, scoring=None, max_features=None, bias=1.0,
+                 loss_params=None, tol=0.01, max_iter=2000, max_outer=30, n_iter_no_change=5, debias=True,
+                 master_solver="ipm", n_jobs=None, verbose=0):
+        self.loss = loss
+        self.Cs = Cs
+        self.budgets = budgets
+        self.cv = cv
+        self.scoring = scoring
+        self.max_features = max_features
+        self.bias = bias
+        self.loss_params = loss_params
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_outer = max_outer
+        self.n_iter_no_change = n_iter_no_change
+        self.debias = debias
+        self.master_solver = master_solver
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+    def _estimator(self, **params):
+        return StructSVM(loss=self.loss, bias=self.bias, loss_params=self.loss_params, tol=self.tol,
+                         max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
+                         master_solver=self.master_solver, **params)
+
+    def _check_params(self):
+        """Validated (loss, Cs, budgets, scorer, solver parameters); ValueError before any fit."""
+        Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
+        budgets = check_grid(DEFAULT_BUDGETS if self.budgets is None else self.budgets, "budgets", _check_budget)
+        if not isinstance(self.debias, (bool, np.bool_)):
+            raise ValueError(f"debias must be True or False, got {self.debias!r}.")
+        if self.n_iter_no_change is not None:
+            check_positive_int(self.n_iter_no_change, "n_iter_no_change")
+        if self.max_features is not None:
+            check_positive_int(self.max_features, "max_features")
+            if None in budgets:
+                raise ValueError("budgets contains None (no budget) but max_features needs a budget; drop None "
+                                 "or set max_features=None.")
+        probe = self._estimator(C=Cs[0], budget=budgets[0])
+        loss, _, bias, tol = probe._check_params()      # every shared parameter, as StructSVM checks it
+        scorer = check_scoring(self.scoring, loss)
+        if not isinstance(self.cv, numbers.Integral) or isinstance(self.cv, bool):
+            pass
+        elif self.cv < 2:
+            raise ValueError(f"cv must be at least 2 folds, got {self.cv}.")
+        solver_params = dict(bias=bias, tol=tol, max_iter=self.max_iter, max_outer=self.max_outer,
+                             max_features=self.max_features, master=self.master_solver)
+        return loss, Cs, budgets, scorer, solver_params
+
+    def _folds(self, X, y):
+        if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool):
+            smallest = np.unique(y, return_counts=True)[1].min()
+            if self.cv > smallest:
+                raise ValueError(f"cv={self.cv} folds is more than the {smallest} examples of the smallest class; "
+                                 "lower cv or pass a splitter.")
+        return list(check_cv(self.cv, y, classifier=True).split(X, y))
+
+    def search(self, X, y, classes, folds, columns=None):
+        """The per-candidate table over this estimator's grid on given folds (``columns[f]``
+        restricts fold f's features); used by :meth:`fit` and by MILESClassifier."""
+        from joblib import Parallel, delayed
+
+        loss, Cs, budgets, scorer, solver_params = self._check_params()
+        per_sample = self.Cs is None          # the default grid is C / n (see DEFAULT_C_PER_SAMPLE)
+        cells = [(C, B) for C in Cs for B in budgets]
+        tasks = [(f, C * len(folds[f][0]) if per_sample else C, B) for f in range(len(folds)) for C, B in cells]
+        outputs = Parallel(n_jobs=self.n_jobs)(
+            delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss, C, B, scorer, solver_params,
+                               None if columns is None else columns[f], self.debias, self.n_iter_no_change)
+            for f, C, B in tasks)
+        n = X.shape[0]
+        return grid_results([(C * n if per_sample else C, B) for C, B in cells], outputs, len(folds))
+
+    def fit(self, X, y):
+        """Cross-validate the grid, then fit the best candidate on all of X, y."""
+        self._check_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
+                             ensure_all_finite=True)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.shape[0] != 2:
+            raise ValueError(f"y has {classes.shape[0]} class(es); StructSVMCV is binary (wrap it in "
+                             "OneVsRestStructSVM or OneVsRestClassifier for more).")
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        return self.refit_best(X, y, self.search(X, y, classes, self._folds(X, y)))
+
+    def refit_best(self, X, y, table):
+        """Set the cross-validation results from ``table`` and fit its best candidate on X, y."""
+        best = best_candidate(table)
+        self.cv_results_ = cv_results(table)
+        self.best_index_ = best
+        self.best_score_ = float(np.mean(table["scores"][best]))
+        self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
+        max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
+        refit = self.C_ if self.debias and self.budget_ is not None else None
+        self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
+        self.estimator_.set_params(max_outer=max_outer).fit(X, y)
+        for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
+                     "n_iter_", "n_outer_", "stop_"):
+            setattr(self, name, getattr(self.estimator_, name))
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
+        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
