@@ -12,7 +12,7 @@ These are exactly ``100 - Delta`` of the corresponding losses in :mod:`structfs.
 import numpy as np
 from scipy.stats import rankdata
 
-from ._validation import check_binary_labels, check_positive_float, check_scores
+from ._validation import check_binary_labels, check_positive_float, check_positive_int, check_scores
 
 __all__ = [
     "contingency_table", "f1", "fbeta", "accuracy", "error_rate", "precision_at_k", "recall_at_k",
@@ -78,15 +78,20 @@ def error_rate(y_true, scores):
     return 100.0 - accuracy(y_true, scores)
 
 
-def resolve_k(k, k_frac, n_pos, n, default_frac):
-    """The k of Prec@k/Rec@k: explicit ``k``, else ``round(k_frac * n_pos)`` (at least 1).
+def resolve_k(k, k_frac, n_pos, n, default_frac, above_n=False):
+    """The k of Prec@k/Rec@k: explicit ``k``, else ``max(1, floor(k_frac * n_pos))`` as svm_perf.
 
-    With neither given, ``default_frac`` applies (SVMperf's defaults: 0.5 for Prec@k, 2 for Rec@k).
+    With neither given, ``default_frac`` applies (svm_perf's defaults: 0.5 for Prec@k, 2 for Rec@k).
+    ``above_n``: k may exceed n (Rec@k: the top k are then all the examples).
     """
+    if k is not None and k_frac is not None:
+        raise ValueError("Give either k or k_frac, not both.")
     if k is None:
-        frac = default_frac if k_frac is None else k_frac
-        k = max(1, int(round(frac * n_pos)))
-    if not 1 <= k <= n:
+        frac = default_frac if k_frac is None else check_positive_float(k_frac, "k_frac")
+        k = max(1, int(np.floor(frac * n_pos)))
+    else:
+        k = check_positive_int(k, "k")
+    if k < 1 or (k > n and not above_n):
         raise ValueError(f"k={k} is outside 1..n (n={n}); choose k (or k_frac) so that 1 <= k <= n.")
     return k
 
@@ -107,7 +112,7 @@ def recall_at_k(y_true, scores, k=None, k_frac=None):
     n_pos = int(np.count_nonzero(y > 0))
     if n_pos == 0:
         raise ValueError("y_true has no positive example; Rec@k needs at least one.")
-    k = resolve_k(k, k_frac, n_pos, y.shape[0], 2.0)
+    k = resolve_k(k, k_frac, n_pos, y.shape[0], 2.0, above_n=True)
     return 100.0 * _top_k_hits(y, s, k) / n_pos
 
 

@@ -149,3 +149,22 @@ def test_train_max_features_is_kept_in_the_model_file_and_needs_a_budget(digits_
     assert len(clf.selected_features_) == 5 and clf.max_features == 5
     assert main(["train", "--max-features", "5", "-v", "0", str(digits_files["bin.train"]), str(model)]) != 0
     assert "max_features needs a budget" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("code", ["4", "5"])
+def test_svmperf_codes_4_and_5_train_a_nonzero_model_on_balanced_data(tmp_path, code):
+    """svm_perf's Prec@k (a + b >= k) and Rec@k (a + b <= k): on balanced data the default Rec@k k = 2P
+    reaches n, which the old exact-k definition made degenerate (a zero model)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 6))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=120) > 0, 1, -1)
+    assert abs((y > 0).mean() - 0.5) < 0.1
+    train, model = tmp_path / "bal.train", tmp_path / f"bal{code}.model"
+    dump_svmlight_file(X, y, str(train), zero_based=False)
+    for p in ("0", "0.5"):          # --p 0 means svm_perf's default fraction
+        assert main(["train", "-c", "100", "-l", code, "--p", p, "-v", "0", str(train), str(model)]) == 0
+        clf = load_model(model)
+        assert np.count_nonzero(clf.coef_) > 0
+        scores = clf.decision_function(X)
+        assert np.ptp(scores) > 0
+        assert np.corrcoef(scores, X[:, 0] + 0.5 * X[:, 1])[0, 1] > 0.9

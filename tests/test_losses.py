@@ -24,12 +24,12 @@ def ref_delta(name, params, y, yb):
         beta2 = params.get("beta", 1.0) ** 2
         f = 0.0 if a == 0 else (1 + beta2) * a / ((1 + beta2) * a + b + beta2 * c)
         return 100 * (1 - f)
-    if name == "prec@k":
+    if name == "prec@k":             # svm_perf: at least k predicted positives
         k = params["k"]
-        return None if a + b != k else 100 * (1 - a / k)
-    if name == "rec@k":
+        return None if a + b < k else 100 * (1 - a / (a + b))
+    if name == "rec@k":              # svm_perf: at most k predicted positives
         k = params["k"]
-        return None if a + b != k else 100 * (1 - a / P)
+        return None if a + b > k else 100 * (1 - a / P)
     if name == "prbep":
         return None if b != c else 100 * (1 - a / P)
     raise KeyError(name)
@@ -109,11 +109,13 @@ def test_at_k_oracles_match_brute_force_for_every_k(name):
         n = len(y)
         if name == "rec@k" and not (y > 0).any():
             continue
-        for k in range(1, n + 1):          # k at its limits: 1 and n included
+        top = n + 2 if name == "rec@k" else n      # k at its limits: 1, n and (Rec@k) beyond n
+        for k in range(1, top + 1):
             loss = get_loss(name, k=k)
             coef, delta = loss.most_violated(y, s)
             _check_output(loss, y, s, coef, delta, brute_force_max(name, {"k": k}, y, s))
-            assert np.count_nonzero(y - coef * n / 50.0 > 0) == k
+            predicted = np.count_nonzero(y - coef * n / 50.0 > 0)
+            assert predicted >= k if name == "prec@k" else predicted <= k
 
 
 def test_auc_oracle_matches_brute_force_over_orderings():
@@ -217,7 +219,8 @@ def test_returned_delta_is_delta_of_returned_output(ys, name, k, beta):
         y_bar = y - coef * n / 50.0
         assert np.allclose(np.abs(y_bar), 1.0)
         assert loss.delta(y, np.sign(y_bar)) == pytest.approx(delta, abs=1e-9)
-        true_allowed = name not in ("prec@k", "rec@k") or params["k"] == int((y > 0).sum())
+        P = int((y > 0).sum())
+        true_allowed = (name != "prec@k" or P >= params["k"]) and (name != "rec@k" or P <= params["k"])
     else:
         true_allowed = True
     if true_allowed:   # ybar = y is an output with H = 0, so the maximum is >= 0
@@ -260,6 +263,18 @@ def test_bad_loss_parameters():
         get_loss("prec@k", k=0)
     with pytest.raises(ValueError, match=r"k=4 is outside 1..n"):
         get_loss("prec@k", k=4).most_violated(np.array([1.0, -1, 1]), np.zeros(3))
+    get_loss("rec@k", k=4).most_violated(np.array([1.0, -1, 1]), np.zeros(3))     # k > n: every labeling
+    for bad in (0, -1, 2.5, np.nan, "3", True):
+        with pytest.raises(ValueError, match=r"\bk\b"):
+            get_loss("rec@k", k=bad)
+    for bad in (0.0, -0.5, np.inf, np.nan):
+        with pytest.raises(ValueError, match="k_frac"):
+            get_loss("prec@k", k_frac=bad)
+    from structfs.metrics import precision_at_k, recall_at_k
+    with pytest.raises(ValueError, match="k_frac"):
+        precision_at_k([1, 0, 1], [0.1, 0.2, 0.3], k_frac=0.0)
+    with pytest.raises(ValueError, match=r"\bk\b"):
+        recall_at_k([1, 0, 1], [0.1, 0.2, 0.3], k=1.5)
     with pytest.raises(ValueError, match="both classes"):
         get_loss("auc").most_violated(np.ones(3), np.zeros(3))
     with pytest.raises(ValueError, match="positive"):

@@ -1,38 +1,75 @@
-"""Prec@k, Rec@k and PRBEP: losses on labelings whose number of predicted positives is fixed.
+"""Prec@k, Rec@k and PRBEP: losses restricted by the number t = a + b of predicted positives.
 
-The restriction fixes b as a function of a (a + b = k, or b = c = P - a for PRBEP), so after sorting
-each class by score the oracle is one vectorised pass over the feasible a: O(n log n) in all.
+As svm_perf 3.00 defines them (its ``svm_struct_api.c``): Prec@k admits every labeling with t >= k and
+Delta = 100 (1 - a/t); Rec@k every labeling with t <= k and Delta = 100 (1 - a/P); PRBEP t = P (then
+b = c and precision = recall), Delta = 100 (1 - a/P).
+
+For a fixed t, H(a) = Delta(a, t) + (100/n) (cum_pos[a] + cum_neg[t - a]) + const with the classes
+sorted by decreasing score. Delta is linear in a, and cum_pos[a] + cum_neg[t - a] is concave in a (its
+increments pos[a] - neg[t - a - 1] do not increase with a), so H is concave in a and its maximiser
+is where the increments change sign: one binary search per t. The oracle is two sorts plus
+O(range of t * log n), i.e. O(n log n).
 """
 import numpy as np
+from numba import njit
 
 from .._validation import check_positive_float, check_positive_int
 from ..metrics import _top_k_hits, resolve_k
 from .base import ContingencyLoss, SortedClasses, _require_positive
 
 
-class _FixedCountLoss(ContingencyLoss):
-    """Shared oracle: maximise H over a in [a_min, a_max] with b = b_of_a(a)."""
+@njit(cache=True)
+def _best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n):
+    """(a, b, H) maximising H over t = a + b in [t_lo, t_hi]; Delta = 100 (1 - a/t) if ``per_total``
+    else 100 (1 - a/P). ``sorted_*`` decreasing, ``cum_*`` their prefix sums (with a leading 0)."""
+    P, N = sorted_pos.shape[0], sorted_neg.shape[0]
+    scale = 100.0 / n
+    best_h, best_a, best_b = -np.inf, -1, -1
+    for t in range(t_lo, t_hi + 1):
+        lo, hi = max(0, t - N), min(P, t)
+        if lo > hi:
+            continue
+        denom = t if per_total else P
+        step = 100.0 / denom if denom > 0 else 0.0
+        # first a in [lo, hi) whose increment H(a + 1) - H(a) is <= 0 (increments do not increase)
+        left, right = lo, hi
+        while left < right:
+            mid = (left + right) // 2
+            if scale * (sorted_pos[mid] - sorted_neg[t - mid - 1]) - step > 0:
+                left = mid + 1
+            else:
+                right = mid
+        a = left
+        b = t - a
+        delta = 100.0 * (1.0 - a / denom) if denom > 0 else 100.0
+        h = delta + scale * (cum_neg[b] - (cum_pos[P] - cum_pos[a]))
+        if h > best_h:
+            best_h, best_a, best_b = h, a, b
+    return best_a, best_b, best_h
 
-    def _b_of_a(self, a, P, N, n):  # pragma: no cover - interface
+
+class _CountRestrictedLoss(ContingencyLoss):
+    """Shared oracle: the best labeling over a range [t_lo, t_hi] of predicted-positive counts."""
+
+    per_total = False          # Delta = 100 (1 - a/t) (precision) if True, else 100 (1 - a/P) (recall)
+
+    def _t_range(self, P, n):  # pragma: no cover - interface
         raise NotImplementedError
 
     def _oracle(self, y, s):
         srt = SortedClasses(y, s)
-        P, N = srt.P, srt.N
-        a = np.arange(P + 1)
-        b = self._b_of_a(a, P, N, srt.n)
-        ok = (b >= 0) & (b <= N)
-        if not ok.any():
+        t_lo, t_hi = self._t_range(srt.P, srt.n)
+        a, b, _ = _best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, t_lo, t_hi,
+                              self.per_total, srt.n)
+        if a < 0:
             raise ValueError(f"No labeling satisfies the {self.name} restriction on these labels.")
-        a, b = a[ok], b[ok]
-        delta = self._delta_table(a, b, P - a, N - b)
-        best = int(np.argmax(delta + srt.score_part(a, b)))
-        return srt.coef(int(a[best]), int(b[best])), float(delta[best])
+        delta = float(self._delta_table(np.int64(a), np.int64(b), np.int64(srt.P - a), np.int64(srt.N - b)))
+        return srt.coef(a, b), delta
 
 
-class _AtKLoss(_FixedCountLoss):
+class _AtKLoss(_CountRestrictedLoss):
     default_frac = None
-    needs_positive = False
+    k_above_n = False          # may k exceed the number of examples (Rec@k: then every labeling is admitted)
 
     def __init__(self, k=None, k_frac=None):
         if k is not None and k_frac is not None:
@@ -46,18 +83,12 @@ class _AtKLoss(_FixedCountLoss):
         return {"k": self.k, "k_frac": self.k_frac}
 
     def k_for(self, P, n):
-        return resolve_k(self.k, self.k_frac, int(P), int(n), self.default_frac)
+        return resolve_k(self.k, self.k_frac, int(P), int(n), self.default_frac, self.k_above_n)
 
     def _check_classes(self, y):
         if self.needs_positive:
             _require_positive(y, self.name)
-        self.k_for(np.count_nonzero(y > 0), y.shape[0])  # raises when k is outside 1..n
-
-    def _table_feasible(self, a, b, P, N):
-        return a + b == self.k_for(P, P + N)
-
-    def _b_of_a(self, a, P, N, n):
-        return self.k_for(P, n) - a
+        self.k_for(np.count_nonzero(y > 0), y.shape[0])  # raises when k is outside the admissible range
 
     @staticmethod
     def _table_scalars(a, b, c, d):
@@ -67,14 +98,22 @@ class _AtKLoss(_FixedCountLoss):
 
 
 class PrecisionAtKLoss(_AtKLoss):
-    """Delta = 100 (1 - a/k) over labelings with exactly k predicted positives (a + b = k)."""
+    """Delta = 100 (1 - a/(a+b)) over labelings with at least k predicted positives (a + b >= k), as
+    svm_perf's loss 4; k = max(1, floor(k_frac * P)), k_frac 0.5 by default; k <= n."""
 
     name = "prec@k"
     default_frac = 0.5
+    needs_positive = False
+    per_total = True
 
     def _table_delta(self, a, b, c, d):
-        P, n = self._table_scalars(a, b, c, d)
-        return 100.0 * (1.0 - a / self.k_for(P, n))
+        return 100.0 * (1.0 - a / (a + b))
+
+    def _table_feasible(self, a, b, P, N):
+        return a + b >= self.k_for(P, P + N)
+
+    def _t_range(self, P, n):
+        return self.k_for(P, n), n
 
     def _score(self, y, s):
         k = self.k_for(np.count_nonzero(y > 0), y.shape[0])
@@ -82,38 +121,55 @@ class PrecisionAtKLoss(_AtKLoss):
 
 
 class RecallAtKLoss(_AtKLoss):
-    """Delta = 100 (1 - a/P) over labelings with exactly k predicted positives (a + b = k)."""
+    """Delta = 100 (1 - a/P) over labelings with at most k predicted positives (a + b <= k), as
+    svm_perf's loss 5; k = max(1, floor(k_frac * P)), k_frac 2 by default; k >= n admits every labeling."""
 
     name = "rec@k"
     default_frac = 2.0
     needs_positive = True
+    k_above_n = True
 
     def _table_delta(self, a, b, c, d):
         return 100.0 * (1.0 - a / (a + c))
+
+    def _table_feasible(self, a, b, P, N):
+        return a + b <= self.k_for(P, P + N)
+
+    def _t_range(self, P, n):
+        return 0, min(self.k_for(P, n), n)
 
     def _score(self, y, s):
         P = int(np.count_nonzero(y > 0))
         return 100.0 * _top_k_hits(y, s, self.k_for(P, y.shape[0])) / P
 
 
-class PRBEPLoss(_FixedCountLoss):
-    """Delta = 100 (1 - a/(a+b)) over labelings with b = c, i.e. a + b = P (precision = recall)."""
+class PRBEPLoss(_CountRestrictedLoss):
+    """Delta = 100 (1 - a/(a+b)) over labelings with b = c, i.e. a + b = P (precision = recall), as
+    svm_perf's loss 3."""
 
     name = "prbep"
-
-    def _check_classes(self, y):
-        _require_positive(y, self.name)
+    per_total = True
 
     def __init__(self):
-        super().__init__(lambda a, b, c, d: 100.0 * (1.0 - a / (a + c)),
-                         lambda a, b, P, N: b == P - a)
+        super().__init__(self._table_delta, self._table_feasible)
 
     @property
     def params(self):
         return {}
 
-    def _b_of_a(self, a, P, N, n):
-        return P - a
+    def _check_classes(self, y):
+        _require_positive(y, self.name)
+
+    @staticmethod
+    def _table_delta(a, b, c, d):
+        return 100.0 * (1.0 - a / (a + c))
+
+    @staticmethod
+    def _table_feasible(a, b, P, N):
+        return a + b == P
+
+    def _t_range(self, P, n):
+        return P, P
 
     def _score(self, y, s):
         P = int(np.count_nonzero(y > 0))
