@@ -319,9 +319,12 @@ class StructSVMCV(ClassifierMixin, BaseEstimator):
                              ensure_all_finite=True)
         check_classification_targets(y)
         classes = np.unique(y)
+        if classes.shape[0] == 1:
+            raise ValueError(f"y has a single class ({classes[0]!r}): one class only, but StructSVMCV needs "
+                             "examples of two classes.")
         if classes.shape[0] != 2:
-            raise ValueError(f"y has {classes.shape[0]} class(es); StructSVMCV is binary (wrap it in "
-                             "OneVsRestStructSVM or OneVsRestClassifier for more).")
+            raise ValueError(f"Only binary classification is supported; y has {classes.shape[0]} classes. Wrap it "
+                             "as OneVsRestClassifier(StructSVMCV(...)) or OneVsRestStructSVM for more.")
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         return self.refit_best(X, y, self.search(X, y, classes, self._folds(X, y)))

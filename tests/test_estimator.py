@@ -25,6 +25,7 @@ def _data(n=80, m=6, seed=0, pos=0.3):
     return X, y
 
 
+@pytest.mark.slow
 def test_check_estimator():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -1,0 +1,194 @@
+"""StructSVMCV: the path it scores is the solver's, its choice is refitted, bad input fails first."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+from structfs import OneVsRestStructSVM, StructSVM, StructSVMCV
+from structfs.losses import get_loss
+from structfs.metrics import f1
+from structfs.model_selection import fold_path
+from structfs.solvers import refit_path, solve
+
+
+def _data(n=120, m=30, informative=4, seed=0, pos=0.3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    w = np.zeros(m)
+    w[:informative] = rng.uniform(1.0, 2.0, informative)
+    z = X @ w + 0.5 * rng.normal(size=n)
+    return X, np.where(z > np.quantile(z, 1 - pos), 1, 0)
+
+
+def test_path_points_are_models_with_growing_selections_and_end_at_the_fit():
+    X, y = _data()
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    res = solve(X, y_pm, get_loss("f1"), 100.0, budget=2, max_outer=6)
+    assert len(res.path) == res.n_outer >= 2
+    sizes = [len(cols) for cols, _, _ in res.path]
+    assert sizes == sorted(sizes)
+    cols, w, w_b = res.path[-1]
+    full = np.zeros(X.shape[1])
+    full[cols] = w
+    assert np.allclose(full, res.w) and w_b == res.w_b          # the last point is the returned model
+
+
+def test_refit_path_equals_independent_unbudgeted_fits():
+    """Sharing planes along the path changes nothing but the cost: each refit reaches the optimum of
+    the unbudgeted problem on its columns (within the stopping tolerance)."""
+    X, y = _data(seed=1)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    loss, C, tol = get_loss("f1"), 50.0, 1e-4
+    sets = [np.array([0, 1]), np.array([0, 1, 2, 7]), np.array([0, 1, 2, 7]), np.arange(10)]
+    shared = refit_path(X, y_pm, loss, C, sets, tol=tol)
+    for cols, (got_cols, w, w_b) in zip(sets, shared):
+        alone = solve(X[:, cols], y_pm, loss, C, budget=None, tol=tol)
+        assert np.array_equal(got_cols, cols)
+        assert abs(_objective(X[:, cols], y_pm, loss, C, w, w_b) - alone.objective) <= 2 * C * tol
+
+
+def _objective(X, y, loss, C, w, w_b):
+    s = X @ w + w_b
+    coef, delta = loss.most_violated(y, s)
+    return 0.5 * (w @ w + w_b * w_b) + C * max(0.0, delta - coef @ s)
+
+
+def test_fold_path_scores_each_point_on_the_validation_part():
+    X, y = _data(seed=2)
+    classes = np.array([0, 1])
+    train, test = np.arange(80), np.arange(80, 120)
+    from structfs.model_selection import _LossScorer
+
+    scorer = _LossScorer(get_loss("f1"))
+    params = dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=5, max_features=None, master="ipm")
+    scores, n_features, _ = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer, params,
+                                      debias=False)
+    y_pm = np.where(y[train] == 1, 1.0, -1.0)
+    res = solve(X[train], y_pm, get_loss("f1"), 100.0, budget=2, max_outer=5, on_group=lambda *a: False)
+    assert len(scores) == len(res.path)
+    for score, (cols, w, w_b) in zip(scores[:-1], res.path[:-1]):        # the last one is polished later
+        assert score == pytest.approx(f1(y[test], X[test][:, cols] @ w + w_b))
+
+
+def test_cv_chooses_from_the_grid_refits_and_reports_results():
+    X, y = _data(seed=3)
+    cv = StructSVMCV(Cs=[10.0, 100.0], budgets=[1, 3], max_outer=6, cv=3).fit(X, y)
+    res = cv.cv_results_
+    n = len(res["params"])
+    for key in ("mean_test_score", "std_test_score", "rank_test_score", "split0_test_score", "split2_test_score",
+                "mean_n_features", "param_C", "param_budget", "param_n_groups"):
+        assert len(res[key]) == n
+    best = int(np.argmax(res["mean_test_score"]))
+    assert res["rank_test_score"][best] == 1
+    assert cv.best_score_ == pytest.approx(res["mean_test_score"].max())
+    assert (cv.C_, cv.budget_) in {(10.0, 1), (10.0, 3), (100.0, 1), (100.0, 3)}
+    assert 1 <= cv.n_groups_ <= 6
+    ref = StructSVM(C=cv.C_, budget=cv.budget_, max_outer=cv.n_groups_, refit=cv.C_).fit(X, y)
+    assert np.allclose(cv.coef_, ref.coef_) and np.allclose(cv.intercept_, ref.intercept_)
+    assert np.array_equal(cv.predict(X), ref.predict(X))
+    assert set(cv.selected_features_) <= set(range(X.shape[1]))
+
+
+def test_default_grid_scales_C_with_the_number_of_examples():
+    X, y = _data(seed=4)
+    cv = StructSVMCV(budgets=[2], max_outer=3).fit(X, y)
+    assert sorted(set(cv.cv_results_["param_C"])) == pytest.approx([0.3 * 120, 120.0, 3.0 * 120])
+
+
+def test_max_features_caps_every_candidate_and_the_model():
+    X, y = _data(seed=5)
+    cv = StructSVMCV(Cs=[100.0], budgets=[2, 4], max_features=3, max_outer=10).fit(X, y)
+    assert len(cv.selected_features_) <= 3
+    assert cv.cv_results_["mean_n_features"].max() <= 3
+
+
+def test_unbudgeted_candidate_is_a_single_point_and_can_win():
+    X, y = _data(seed=6, informative=25)       # every feature useful: no budget should do as well
+    cv = StructSVMCV(Cs=[100.0], budgets=[None, 1], max_outer=3, n_iter_no_change=None).fit(X, y)
+    res = cv.cv_results_
+    assert sum(b is None for b in res["param_budget"]) == 1
+    assert sum(b == 1 for b in res["param_budget"]) == 3
+    if cv.budget_ is None:
+        assert cv.n_groups_ is None
+
+
+def test_early_stopping_shortens_paths_without_changing_their_start():
+    X, y = _data(seed=7)
+    long = StructSVMCV(Cs=[100.0], budgets=[1], max_outer=15, n_iter_no_change=None).fit(X, y)
+    short = StructSVMCV(Cs=[100.0], budgets=[1], max_outer=15, n_iter_no_change=2).fit(X, y)
+    k = len(short.cv_results_["params"])
+    assert k <= len(long.cv_results_["params"])
+    # each fold's path is the same until it stops; only the carried-forward tails can differ
+    stop = np.argmax(short.cv_results_["mean_test_score"])
+    assert np.allclose(short.cv_results_["mean_test_score"][:stop + 1], long.cv_results_["mean_test_score"][:stop + 1])
+
+
+def test_works_in_pipelines_one_vs_rest_and_with_sparse_input():
+    X, y = _data(seed=8)
+    pipe = make_pipeline(StandardScaler(), StructSVMCV(Cs=[100.0], budgets=[2], max_outer=4)).fit(X, y)
+    assert pipe.score(X, y) > 0.7
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 1.0, X, 0.0))
+    assert StructSVMCV(Cs=[100.0], budgets=[2], max_outer=4).fit(Xs, y).coef_.shape == (1, X.shape[1])
+    y3 = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
+    ovr = OneVsRestClassifier(StructSVMCV(Cs=[100.0], budgets=[2], max_outer=3)).fit(X, y3)
+    assert ovr.predict(X).shape == (120,)
+    ours = OneVsRestStructSVM(loss="f1", C=100.0, budget=2, max_outer=3).fit(X, y3)
+    assert ours.predict(X).shape == (120,)
+
+
+def test_scoring_options_and_splitters():
+    X, y = _data(seed=9)
+    for scoring in ("auc", "roc_auc", "accuracy", lambda est, X, y: -abs(est.decision_function(X)).mean()):
+        StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2, scoring=scoring).fit(X, y)
+    cv = StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2, cv=StratifiedKFold(4, shuffle=True, random_state=0))
+    assert "split3_test_score" in cv.fit(X, y).cv_results_
+
+
+def test_deterministic():
+    X, y = _data(seed=10)
+    a = StructSVMCV(Cs=[30.0, 300.0], budgets=[2], max_outer=5).fit(X, y)
+    b = StructSVMCV(Cs=[30.0, 300.0], budgets=[2], max_outer=5).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and a.C_ == b.C_ and a.n_groups_ == b.n_groups_
+
+
+@pytest.mark.parametrize("params,match", [
+    (dict(Cs=[]), "Cs"), (dict(Cs=[1.0, -2.0]), "Cs"), (dict(Cs=[np.inf]), "Cs"), (dict(Cs=3.0), "Cs"),
+    (dict(budgets=[]), "budgets"), (dict(budgets=[0]), "budgets"), (dict(budgets=[2.5]), "budgets"),
+    (dict(max_features=0), "max_features"), (dict(budgets=[None], max_features=5), "budgets"),
+    (dict(scoring="no-such-measure"), "scoring"), (dict(cv=50), "cv"), (dict(cv=1), "cv"),
+    (dict(n_iter_no_change=0), "n_iter_no_change"), (dict(debias="yes"), "debias"), (dict(tol=-1.0), "tol"),
+])
+def test_bad_parameters_raise_before_any_fit(params, match, monkeypatch):
+    X, y = _data(seed=11)
+    import structfs.model_selection as ms
+
+    monkeypatch.setattr(ms, "solve", lambda *a, **k: pytest.fail("a fit started before the check"))
+    with pytest.raises(ValueError, match=match):
+        StructSVMCV(**params).fit(X, y)
+
+
+def test_budgeted_fit_stops_for_a_reason_and_warns_only_without_a_certificate():
+    X, y = _data(seed=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        capped = StructSVM(C=100.0, budget=1, max_outer=3).fit(X, y)          # the user's cap: no warning
+        assert capped.stop_ == "max_outer" and capped.n_outer_ == 3
+        free = StructSVM(C=100.0, budget=2, max_outer=200).fit(X, y)
+        assert free.stop_ in ("gap", "optimal")
+        assert StructSVM(C=100.0, budget=2, outer_tol=1e-3).fit(X, y).stop_ in ("stall", "gap", "optimal", "max_outer")
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        StructSVM(C=1e4, budget=2, max_iter=3).fit(X, y)
+
+
+@pytest.mark.slow
+def test_check_estimator():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check_estimator(StructSVMCV(Cs=[10.0], budgets=[2], max_outer=3, max_iter=200))
