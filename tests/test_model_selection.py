@@ -99,7 +99,7 @@ def test_cv_chooses_from_the_grid_refits_and_reports_results():
 def test_default_grid_scales_C_with_the_number_of_examples():
     X, y = _data(seed=4)
     cv = StructSVMCV(budgets=[2], max_outer=3).fit(X, y)
-    assert sorted(set(cv.cv_results_["param_C"])) == pytest.approx([0.3 * 120, 120.0, 3.0 * 120])
+    assert sorted(set(cv.cv_results_["param_C"])) == pytest.approx([0.3 * 120, 120.0, 3.0 * 120, 10.0 * 120])
 
 
 def test_max_features_caps_every_candidate_and_the_model():
