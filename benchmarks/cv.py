@@ -92,7 +92,8 @@ def run_r8(args):
 
 def run_sms(args):
     texts, labels = load_sms_spam(args.data)
-    y = (labels == "spam").astype(int)
+    texts = np.asarray(texts, dtype=object)
+    y = (np.asarray(labels) == "spam").astype(int)
     splitter = StratifiedShuffleSplit(n_splits=args.splits, test_size=0.3, random_state=0)
     results = []
     print("| split | StructSVMCV F1 | features | C, B, groups | LinearSVC F1 | L1-LinearSVC F1 |")

@@ -44,7 +44,7 @@ def miles_baseline(Z_train, y_train):
 
 
 def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None, max_outer=30,
-        outer_from_cap=False, cv_budget=None, outer_tol=1e-3, cv_folds=3, cv_repeats=1, jobs=None):
+        outer_from_cap=False, cv_budget=None, outer_tol=None, cv_folds=3, cv_repeats=1, jobs=None):
     res = {k: {"f1": [], "n": [], "s": []} for k in "abc"}
     for tr, te, y_tr, y_te in load_splits(data, name, n_splits):
         # (b) MILES baseline
@@ -61,9 +61,9 @@ def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=N
         if outer_from_cap and cap is not None:
             # enough groups for the cap (FGM's max_features stop), not max_outer, to end the generation
             max_outer = max(max_outer, cap)
-        clf = MILESClassifier(loss="f1", C=C, budget=budget, max_instances=cap, max_outer=max_outer,
-                              outer_tol=outer_tol)
-        grid = {**({"C": cv_C} if cv_C else {}), **({"budget": cv_budget} if cv_budget else {})}
+        clf = MILESClassifier(estimator=StructSVM(loss="f1", C=C, budget=budget, max_outer=max_outer,
+                                                  outer_tol=outer_tol), max_instances=cap)
+        grid = {**({"estimator__C": cv_C} if cv_C else {}), **({"estimator__budget": cv_budget} if cv_budget else {})}
         if grid:    # chosen like the baseline's C: inner cross-validation on the training split
             cv = cv_folds if cv_repeats == 1 else RepeatedStratifiedKFold(n_splits=cv_folds, n_repeats=cv_repeats,
                                                                           random_state=0)
@@ -105,7 +105,7 @@ def main():
                         help="choose (a)'s C from these by 3-fold inner CV (like the baseline's)")
     parser.add_argument("--cv-budget", type=int, nargs="+", default=None,
                         help="choose (a)'s budget from these by the same inner CV (jointly with --cv-C)")
-    parser.add_argument("--outer-tol", type=float, default=1e-3, help="(a)'s outer_tol (FGM's stall rule)")
+    parser.add_argument("--outer-tol", type=float, default=None, help="(a)'s outer_tol (FGM's stall rule; default off)")
     parser.add_argument("--max-outer", type=int, default=30, help="(a)'s max_outer (instances <= max_outer * budget)")
     parser.add_argument("--outer-from-cap", action="store_true",
                         help="with a cap, raise (a)'s max_outer to the cap, so that FGM runs until the cap "
@@ -124,7 +124,7 @@ def main():
         C_text += f", budget from {args.cv_budget} by the same CV"
     outer = f"max({args.max_outer}, cap)" if args.outer_from_cap else args.max_outer
     print(f"(a): {C_text} ({args.cv_folds}-fold x {args.cv_repeats}), budget={args.budget}, max_outer={outer}, max_instances={cap}, "
-          f"outer_tol={args.outer_tol:g}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
+          f"outer_tol={args.outer_tol}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
     print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (c) F1 | (c) #inst | (c) s | (a) − (b) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:

@@ -46,6 +46,8 @@ def main():
     parser.add_argument("--max-outer", type=int, nargs="*", default=[30],
                         help="StructSVM(max_outer=...) for the budget path (features <= max_outer * B); "
                              "several values print one row per (B, max_outer)")
+    parser.add_argument("--outer-tol", type=float, default=None,
+                        help="StructSVM(outer_tol=...) for the budget path: FGM's stall rule (default: off)")
     parser.add_argument("--losses", nargs="*", default=["f1"],
                         help="losses of the unbudgeted tables (e.g. prec@k rec@k: svm_perf's -l 4 and -l 5)")
     args = parser.parse_args()
@@ -67,13 +69,13 @@ def main():
                   f"**{np.mean([r['prbep'] for r in rows]):.2f}** | | | {sum(r['planes'] for r in rows)} | "
                   f"**{sum(r['seconds'] for r in rows):.2f}** |", flush=True)
     if args.budgets:
-        print(f"\n### budget path, C={args.budget_C:g}, refit={args.refit}\n")
+        print(f"\n### budget path, C={args.budget_C:g}, refit={args.refit}, outer_tol={args.outer_tol}\n")
         print("| B | max_outer | features per topic | macro-F1 | seconds (8 fits) |")
         print("|---|---|---|---|---|")
         for B in args.budgets:
             for max_outer in args.max_outer:
                 rows = fit_topics(Xtr, ytr, Xte, yte, C=args.budget_C, budget=B, refit=args.refit,
-                                  max_outer=max_outer)
+                                  max_outer=max_outer, outer_tol=args.outer_tol)
                 print(f"| {B} | {max_outer} | {np.mean([r['features'] for r in rows]):.1f} | "
                       f"{np.mean([r['f1'] for r in rows]):.2f} | {sum(r['seconds'] for r in rows):.1f} |", flush=True)
 

@@ -5,7 +5,8 @@ import matplotlib.pyplot as plt
 def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=None, title=None, ax=None):
     """A measure against the number of selected features, with baselines.
 
-    ``baselines``: {name: value} (a horizontal line) or {name: (n_features, value)} (a point).
+    ``baselines``: {name: value} (a horizontal line), {name: (n_features, value)} (a point) or
+    {name: [(n_features, ...), (value, ...)]} (a path).
     Returns the path written (``out``) or the axes.
     """
     own = ax is None
@@ -13,8 +14,10 @@ def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=N
         fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(n_features, values, "o-", label="StructSVM (budget path)")
     for i, (name, value) in enumerate((baselines or {}).items()):
-        if isinstance(value, tuple):
-            ax.plot([value[0]], [value[1]], "s", label=name)
+        if isinstance(value, list):
+            ax.plot(value[0], value[1], "s--", color=f"C{i + 1}", label=name)
+        elif isinstance(value, tuple):
+            ax.plot([value[0]], [value[1]], "*", markersize=12, color=f"C{i + 1}", label=name)
         else:
             ax.axhline(value, linestyle="--", color=f"C{i + 1}", label=name)
     if min(n_features) > 0 and max(n_features) >= 10 * min(n_features):

@@ -7,8 +7,8 @@ b = c and precision = recall), Delta = 100 (1 - a/P).
 For a fixed t, H(a) = Delta(a, t) + (100/n) (cum_pos[a] + cum_neg[t - a]) + const with the classes
 sorted by decreasing score. Delta is linear in a, and cum_pos[a] + cum_neg[t - a] is concave in a (its
 increments pos[a] - neg[t - a - 1] do not increase with a), so H is concave in a and its maximiser
-is where the increments change sign: one binary search per t. The oracle is two sorts plus
-O(range of t * log n), i.e. O(n log n).
+is where the increments change sign. That point never moves down as t grows, so one pointer finds it
+for every t: the oracle is two sorts plus O(n).
 """
 import numpy as np
 from numba import njit
@@ -21,25 +21,36 @@ from .base import ContingencyLoss, SortedClasses, _require_positive
 @njit(cache=True)
 def _best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n):
     """(a, b, H) maximising H over t = a + b in [t_lo, t_hi]; Delta = 100 (1 - a/t) if ``per_total``
-    else 100 (1 - a/P). ``sorted_*`` decreasing, ``cum_*`` their prefix sums (with a leading 0)."""
+    else 100 (1 - a/P). ``sorted_*`` decreasing, ``cum_*`` their prefix sums (with a leading 0).
+
+    For each t the maximiser a*(t) is the first a whose increment H(a + 1) - H(a) =
+    (100/n) (pos[a] - neg[t - a - 1]) - 100/denom is <= 0. Every increment grows with t (neg[t - a - 1]
+    moves down the sorted negatives, 100/t shrinks), so a*(t) never decreases: one pointer walks up
+    through all t, O(P + N) after the first binary search.
+    """
     P, N = sorted_pos.shape[0], sorted_neg.shape[0]
     scale = 100.0 / n
     best_h, best_a, best_b = -np.inf, -1, -1
+    a = -1
     for t in range(t_lo, t_hi + 1):
         lo, hi = max(0, t - N), min(P, t)
         if lo > hi:
             continue
         denom = t if per_total else P
         step = 100.0 / denom if denom > 0 else 0.0
-        # first a in [lo, hi) whose increment H(a + 1) - H(a) is <= 0 (increments do not increase)
-        left, right = lo, hi
-        while left < right:
-            mid = (left + right) // 2
-            if scale * (sorted_pos[mid] - sorted_neg[t - mid - 1]) - step > 0:
-                left = mid + 1
-            else:
-                right = mid
-        a = left
+        if a < 0:                     # first t: binary search for the first non-positive increment
+            left, right = lo, hi
+            while left < right:
+                mid = (left + right) // 2
+                if scale * (sorted_pos[mid] - sorted_neg[t - mid - 1]) - step > 0:
+                    left = mid + 1
+                else:
+                    right = mid
+            a = left
+        else:
+            a = max(a, lo)
+            while a < hi and scale * (sorted_pos[a] - sorted_neg[t - a - 1]) - step > 0:
+                a += 1
         b = t - a
         delta = 100.0 * (1.0 - a / denom) if denom > 0 else 100.0
         h = delta + scale * (cum_neg[b] - (cum_pos[P] - cum_pos[a]))
