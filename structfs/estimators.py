@@ -193,17 +193,20 @@ class StructSVM(ClassifierMixin, BaseEstimator):
 
 
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
-    """One StructSVM per class (that class against the rest), fitted in parallel through joblib.
+    """One binary classifier per class (that class against the rest), fitted in parallel through joblib.
 
-    Takes StructSVM's parameters plus ``n_jobs``; ``joblib.parallel_backend("dask")`` runs the fits on
-    a Dask cluster unchanged. ``decision_function`` has one column per class and ``predict`` takes the
+    ``OneVsRestStructSVM(estimator=StructSVMCV(...))`` (or any binary structfs estimator) clones the
+    estimator for every class; without ``estimator`` it builds a StructSVM from its own parameters
+    (StructSVM's, kept for older code). ``n_jobs``: parallel fits; ``joblib.parallel_backend("dask")``
+    runs them on a Dask cluster unchanged. ``decision_function`` has one column per class and ``predict`` takes the
     largest; with two classes it is a single StructSVM. Per-class measures are macro-averaged by
     :func:`structfs.metrics` scorers applied column-wise (see the CLI's ``evaluate``).
     """
 
-    def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
+    def __init__(self, estimator=None, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
                  outer_tol=None, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0,
                  n_jobs=None):
+        self.estimator = estimator
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -220,9 +223,18 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
 
     def _binary(self):
-        params = self.get_params()
+        params = self.get_params(deep=False)
         params.pop("n_jobs")
-        return StructSVM(**params)
+        estimator = params.pop("estimator")
+        if estimator is None:
+            return StructSVM(**params)
+        changed = sorted(k for k, v in params.items() if v != StructSVM().get_params()[k])
+        if changed:
+            raise ValueError(f"With estimator=... set {', '.join(changed)} on the estimator itself, not on "
+                             "OneVsRestStructSVM.")
+        from sklearn.base import clone
+
+        return clone(estimator)
 
     def fit(self, X, y):
         from joblib import Parallel, delayed
@@ -232,7 +244,9 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
             raise ValueError("y has a single class: one class only, but training needs two or more classes.")
-        self._binary()._check_params()          # bad parameters fail before any fit starts
+        probe = self._binary()
+        if hasattr(probe, "_check_params"):
+            probe._check_params()               # bad parameters fail before any fit starts
         targets = [y] if self.classes_.shape[0] == 2 else [(y == c).astype(int) for c in self.classes_]
         self.estimators_ = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_one)(self._binary(), X, t) for t in _progress(targets, self.verbose, "classes"))

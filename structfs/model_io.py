@@ -35,7 +35,12 @@ def save_model(estimator, path):
     elif isinstance(estimator, StructSVM):
         binaries = [estimator]
     else:
-        raise TypeError(f"save_model takes a fitted StructSVM or OneVsRestStructSVM, got {type(estimator).__name__}.")
+        hint = " (save its refitted model: save_model(cv.estimator_, path))" if hasattr(estimator, "estimator_") else ""
+        raise TypeError(f"save_model takes a fitted StructSVM or OneVsRestStructSVM, got "
+                        f"{type(estimator).__name__}{hint}.")
+    if not all(isinstance(b, StructSVM) for b in binaries):
+        raise TypeError("save_model writes one-vs-rest models made of StructSVMs; this one holds "
+                        f"{type(binaries[0]).__name__} (pickle it, or save each estimators_[i].estimator_).")
     first = binaries[0]
     loss = first.loss_
     try:

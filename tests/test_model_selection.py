@@ -139,8 +139,14 @@ def test_works_in_pipelines_one_vs_rest_and_with_sparse_input():
     y3 = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
     ovr = OneVsRestClassifier(StructSVMCV(Cs=[100.0], budgets=[2], max_outer=3)).fit(X, y3)
     assert ovr.predict(X).shape == (120,)
-    ours = OneVsRestStructSVM(loss="f1", C=100.0, budget=2, max_outer=3).fit(X, y3)
-    assert ours.predict(X).shape == (120,)
+    ours = OneVsRestStructSVM(estimator=StructSVMCV(Cs=[100.0], budgets=[2], max_outer=3), n_jobs=2).fit(X, y3)
+    assert ours.predict(X).shape == (120,) and ours.decision_function(X).shape == (120, 3)
+    assert all(isinstance(e, StructSVMCV) and e.budget_ == 2 for e in ours.estimators_)
+    with pytest.raises(ValueError, match="C"):
+        OneVsRestStructSVM(estimator=StructSVMCV(), C=5.0).fit(X, y3)
+    from structfs import save_model
+    with pytest.raises(TypeError, match="estimator_"):
+        save_model(ours.estimators_[0], "unused.json")
 
 
 def test_scoring_options_and_splitters():
