@@ -117,6 +117,8 @@ class StructSVM(ClassifierMixin, BaseEstimator):
             check_positive_float(self.outer_tol, "outer_tol")
         if self.refit is not None:
             check_positive_float(self.refit, "refit")
+            if self.budget is None:
+                raise ValueError("refit debiases a budgeted model and needs a budget; set budget=B or refit=None.")
         check_positive_int(self.max_iter, "max_iter")
         check_positive_int(self.max_outer, "max_outer")
         if self.max_features is not None:
@@ -124,6 +126,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
             if self.budget is None:
                 raise ValueError("max_features needs a budget: set budget=B (budget=1 selects features one "
                                  "at a time, like an L1 penalty), or leave max_features=None.")
+        check_positive_int(self.verbose, "verbose", low=0)
         if self.master_solver not in ("ipm", "ecos"):
             raise ValueError(f"master_solver must be 'ipm' or 'ecos', got {self.master_solver!r}.")
         return loss, C, bias, tol

@@ -31,13 +31,16 @@ def _binary_record(est):
 def save_model(estimator, path):
     """Write a fitted StructSVM or OneVsRestStructSVM to ``path`` (JSON)."""
     if isinstance(estimator, OneVsRestStructSVM):
-        binaries = estimator.estimators_
+        binaries = getattr(estimator, "estimators_", [None])
     elif isinstance(estimator, StructSVM):
         binaries = [estimator]
     else:
         hint = " (save its refitted model: save_model(cv.estimator_, path))" if hasattr(estimator, "estimator_") else ""
         raise TypeError(f"save_model takes a fitted StructSVM or OneVsRestStructSVM, got "
                         f"{type(estimator).__name__}{hint}.")
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator)         # NotFittedError (a ValueError) rather than a missing attribute
     if not all(isinstance(b, StructSVM) for b in binaries):
         raise TypeError("save_model writes one-vs-rest models made of StructSVMs; this one holds "
                         f"{type(binaries[0]).__name__} (pickle it, or save each estimators_[i].estimator_).")

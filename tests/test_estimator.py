@@ -210,3 +210,34 @@ def test_fit_cap_trims_the_last_group_to_its_most_violated_new_columns():
     assert full and group.tolist() == [1, 2, 3]                           # 2 kept (cached), 1 and 3 new
     group, full = _fit_cap(top, np.array([0, 4]), c, 6)                   # exactly fills the cap
     assert full and group.tolist() == [1, 2, 3, 5]
+
+
+@pytest.mark.parametrize("loss", ["error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc"])
+def test_every_builtin_loss_and_its_models_pickle(loss):
+    import pickle
+
+    from structfs import OneVsRestStructSVM, StructSVMCV
+
+    X, y = _data()
+    for est in (StructSVM(loss=loss, C=10.0).fit(X, y),
+                OneVsRestStructSVM(loss=loss, C=10.0).fit(X, np.arange(len(y)) % 3),
+                StructSVMCV(loss=loss, Cs=[10.0], budgets=[2], max_outer=2).fit(X, y)):
+        back = pickle.loads(pickle.dumps(est))
+        assert np.array_equal(back.predict(X), est.predict(X))
+
+
+def test_unclear_situations_get_clear_errors():
+    from sklearn.exceptions import NotFittedError
+
+    from structfs import OneVsRestStructSVM, save_model
+
+    X, y = _data()
+    for unfitted in (StructSVM(), OneVsRestStructSVM()):
+        with pytest.raises(NotFittedError):
+            save_model(unfitted, "never-written.json")
+    with pytest.raises(ValueError, match="verbose"):
+        StructSVM(verbose="x").fit(X, y)
+    with pytest.raises(ValueError, match="refit.*budget"):
+        StructSVM(refit=100.0).fit(X, y)
+    with pytest.raises(ValueError, match="infinite"):
+        StructSVM(loss=ContingencyLoss(lambda a, b, c, d: np.where(a == 0, np.inf, 100.0 * b / (a + b)))).fit(X, y)

@@ -179,6 +179,8 @@ class ContingencyLoss(Loss):
         checked = out if mask is None else out[mask]
         if np.isnan(checked).any():
             raise ValueError("fn returned NaN; the loss function must be defined on every contingency table.")
+        if np.isinf(checked).any():
+            raise ValueError("fn returned an infinite value; Delta must be finite (percent, e.g. 0..100).")
         if (checked < 0).any():
             raise ValueError("fn returned a negative value; Delta must be >= 0 (percent).")
         return out

@@ -11,7 +11,11 @@ class ErrorRateLoss(ContingencyLoss):
     name = "error"
 
     def __init__(self):
-        super().__init__(lambda a, b, c, d: 100.0 * (b + c) / (a + b + c + d))
+        super().__init__(self._table_delta)      # a method, not a lambda: the loss (and models) pickle
+
+    @staticmethod
+    def _table_delta(a, b, c, d):
+        return 100.0 * (b + c) / (a + b + c + d)
 
     @property
     def params(self):
