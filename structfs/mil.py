@@ -136,6 +136,8 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
 # The kernel widths tried by MILESClassifier's cross-validation, as multiples of the embedding's
 # default (half the median squared distance); chosen on the four MIL dev sets (benchmarks/RESULTS.md).
 SIGMA_FACTORS = (0.5, 1.0, 2.0)
+# The default estimator's budgets: StructSVMCV's without the unbudgeted candidate (all instances).
+MIL_BUDGETS = (5,)
 
 
 class MILESClassifier(ClassifierMixin, BaseEstimator):
@@ -150,7 +152,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     estimator : StructSVMCV, StructSVM or None, default=None
-        The classifier on the embedding. None: ``StructSVMCV(loss=loss or "f1")``. A StructSVMCV is
+        The classifier on the embedding. None: ``StructSVMCV(loss=loss or "f1", budgets=(5,))`` —
+        StructSVMCV's defaults without the unbudgeted candidate, since selecting instances is the point. A StructSVMCV is
         cross-validated as above (its grid, folds and n_jobs are used); any other estimator is fitted
         once on the embedding with a fixed sigma.
     loss : str, Loss or None, default=None
@@ -185,8 +188,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         self.max_instances = max_instances
 
     def _resolve_estimator(self):
-        if self.estimator is None:
-            return StructSVMCV(loss="f1" if self.loss is None else self.loss)
+        if self.estimator is None:     # selecting instances is the point of MILES: no unbudgeted candidate
+            return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=MIL_BUDGETS)
         if self.loss is not None:
             raise ValueError("loss is a shortcut for the default estimator; with estimator=... set the loss on "
                              "the estimator itself.")

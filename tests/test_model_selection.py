@@ -100,6 +100,8 @@ def test_default_grid_scales_C_with_the_number_of_examples():
     X, y = _data(seed=4)
     cv = StructSVMCV(budgets=[2], max_outer=3).fit(X, y)
     assert sorted(set(cv.cv_results_["param_C"])) == pytest.approx([0.3 * 120, 120.0, 3.0 * 120, 10.0 * 120])
+    assert set(StructSVMCV(max_outer=2).fit(X, y).cv_results_["param_budget"]) == {5, None}
+    assert set(StructSVMCV(max_outer=2, max_features=4).fit(X, y).cv_results_["param_budget"]) == {5}
 
 
 def test_max_features_caps_every_candidate_and_the_model():
