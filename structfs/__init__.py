@@ -1,9 +1,32 @@
-"""structfs: sparse linear classifiers that optimise multivariate measures under a feature budget."""
+"""structfs: sparse linear classifiers that optimise multivariate measures under a feature budget.
+
+The public names are imported on first use (PEP 562), so that ``structfs --help`` and other light
+uses do not pay for numba, scikit-learn and scipy.
+"""
 __version__ = "0.1.0"
 
-from . import losses, metrics  # noqa: E402
-from .estimators import OneVsRestStructSVM, StructSVM  # noqa: E402
-from .model_io import load_model, save_model  # noqa: E402
-from .model_selection import StructSVMCV  # noqa: E402
+_PUBLIC = {
+    "StructSVM": "estimators", "OneVsRestStructSVM": "estimators", "StructSVMCV": "model_selection",
+    "save_model": "model_io", "load_model": "model_io",
+}
+_SUBMODULES = ("losses", "metrics", "mil", "solvers", "datasets", "testing")
 
-__all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "save_model", "load_model", "losses", "metrics", "__version__"]
+__all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "save_model", "load_model", "losses", "metrics",
+           "__version__"]
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(f".{_PUBLIC[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'structfs' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

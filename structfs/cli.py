@@ -7,9 +7,19 @@ import argparse
 import sys
 import time
 
-import numpy as np
-
 from . import __version__
+
+
+class _LazyNumpy:
+    """numpy imported on first use: ``structfs --help`` must answer in well under a second (issue 12)."""
+
+    def __getattr__(self, name):
+        import numpy
+
+        return getattr(numpy, name)
+
+
+np = _LazyNumpy()
 
 
 class CLIError(Exception):
@@ -173,9 +183,27 @@ def _estimator(args, n_classes):
     return StructSVM(**params)
 
 
+def _check_output(path, *inputs):
+    """Refuse an output that would overwrite an input, or that cannot be written, before any work."""
+    import os
+
+    target = os.path.realpath(path)
+    for source in inputs:
+        if os.path.exists(source) and os.path.exists(target) and os.path.samefile(source, target):
+            raise CLIError(f"output {path} is the input {source}; it would be overwritten")
+    if os.path.isdir(target):
+        raise CLIError(f"output {path} is a directory; give a file name")
+    folder = os.path.dirname(target) or "."
+    if not os.path.isdir(folder):
+        raise CLIError(f"cannot write {path}: no such directory {folder}")
+    if not os.access(folder, os.W_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
+        raise CLIError(f"cannot write {path}: permission denied")
+
+
 def _train(args):
     from .model_io import save_model
 
+    _check_output(args.model_file, args.train_file)
     X, y = read_svmlight(args.train_file)
     n_classes = np.unique(y).shape[0]
     clf = _estimator(args, n_classes)
@@ -197,13 +225,18 @@ def _scores_for(args):
     X, y = read_svmlight(args.test_file, n_features=None)
     n_model = model.n_features_in_
     if X.shape[1] > n_model:
-        raise CLIError(f"{args.test_file} has feature indices up to {X.shape[1]} but the model knows {n_model}")
+        # as svm_perf_classify: features the model never saw have no weight (new vocabulary is normal)
+        unseen = int(X[:, n_model:].getnnz())
+        print(f"structfs: note: {args.test_file} has feature indices up to {X.shape[1]}; the model knows "
+              f"{n_model}, so {unseen} value(s) of unseen features are ignored", file=sys.stderr)
+        X = X[:, :n_model]
     if X.shape[1] < n_model:
         X.resize((X.shape[0], n_model))
     return model, model.decision_function(X), y
 
 
 def _predict(args):
+    _check_output(args.out_file, args.test_file, args.model_file)
     _, scores, _ = _scores_for(args)
     scores = scores[:, None] if scores.ndim == 1 else scores
     np.savetxt(args.out_file, scores, fmt="%.10g")
@@ -232,6 +265,10 @@ def evaluate_scores(classes, scores, y, k_frac=None):
 
 def _evaluate(args):
     model, scores, y = _scores_for(args)
+    unknown = np.setdiff1d(np.unique(y), np.asarray(model.classes_, dtype=float))
+    if unknown.size:
+        raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
+                       f"{np.asarray(model.classes_).tolist()}")
     result = evaluate_scores(model.classes_, scores, y, args.p)
     label = "macro-averaged over %d classes" % len(model.classes_) if scores.ndim == 2 else "binary"
     print(f"{args.test_file}: {len(y)} examples ({label})")
@@ -369,9 +406,13 @@ def main(argv=None):
         return 2
     try:
         return args.func(args)
-    except (CLIError, ValueError, TypeError, OSError) as exc:
-        print(f"structfs {args.command}: error: {exc}", file=sys.stderr)
+    except (CLIError, ValueError, TypeError, OSError, OverflowError, MemoryError) as exc:
+        print(f"structfs {args.command}: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+              file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"structfs {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

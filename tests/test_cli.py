@@ -168,3 +168,58 @@ def test_svmperf_codes_4_and_5_train_a_nonzero_model_on_balanced_data(tmp_path, 
         scores = clf.decision_function(X)
         assert np.ptp(scores) > 0
         assert np.corrcoef(scores, X[:, 0] + 0.5 * X[:, 1])[0, 1] > 0.9
+
+
+def test_cli_cannot_lose_work_or_data(digits_files, tmp_path, capsys):
+    train, test = str(digits_files["bin.train"]), str(digits_files["bin.test"])
+    before = open(test).read()
+    model = tmp_path / "m.json"
+    assert main(["train", "-c", "10", "-v", "0", train, str(model)]) == 0
+    assert main(["predict", test, str(model), test]) == 1                      # would overwrite the data
+    assert open(test).read() == before and "overwritten" in capsys.readouterr().err
+    assert main(["train", "-v", "0", train, str(tmp_path)]) == 1              # a directory: refused first
+    assert "directory" in capsys.readouterr().err
+    assert main(["train", "-v", "0", train, str(tmp_path / "no" / "such" / "m.json")]) == 1
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_predict_ignores_unseen_features_and_evaluate_checks_labels(digits_files, tmp_path, capsys):
+    from sklearn.datasets import load_svmlight_file
+
+    model = tmp_path / "m.json"
+    assert main(["train", "-c", "10", "-v", "0", str(digits_files["bin.train"]), str(model)]) == 0
+    X, y = load_svmlight_file(str(digits_files["bin.test"]), n_features=64, zero_based=False)
+    wide = tmp_path / "wide.test"
+    X_wide = np.hstack([X.toarray(), np.ones((X.shape[0], 3))])                # 3 features the model never saw
+    dump_svmlight_file(X_wide, y, str(wide), zero_based=False)
+    out = tmp_path / "p.txt"
+    assert main(["predict", str(wide), str(model), str(out)]) == 0
+    assert "ignored" in capsys.readouterr().err
+    assert np.allclose(np.loadtxt(out), load_model(model).decision_function(X), atol=1e-8)
+    relabelled = tmp_path / "relabelled.test"
+    dump_svmlight_file(X, np.where(y > 0, 2, 1), str(relabelled), zero_based=False)
+    assert main(["evaluate", str(relabelled), str(model)]) == 1
+    assert "not the model's classes" in capsys.readouterr().err
+
+
+def test_help_does_not_import_the_numerical_stack():
+    import subprocess
+    import sys
+
+    code = ("import sys, structfs.cli as c\n"
+            "try:\n    c.main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('numba', 'sklearn', 'scipy', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_ctrl_c_and_overflowing_values_end_in_one_line(digits_files, tmp_path, capsys, monkeypatch):
+    import structfs.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_train", interrupted)
+    assert cli.main(["train", str(digits_files["bin.train"]), str(tmp_path / "m.json")]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "structfs train: interrupted"
