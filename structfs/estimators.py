@@ -201,7 +201,18 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     ``OneVsRestStructSVM(estimator=StructSVMCV(...))`` (or any binary structfs estimator) clones the
     estimator for every class; without ``estimator`` it builds a StructSVM from its own parameters
     (StructSVM's, kept for older code). ``n_jobs``: parallel fits; ``joblib.parallel_backend("dask")``
-    runs them on a Dask cluster unchanged. ``decision_function`` has one column per class and ``predict`` takes the
+    runs them on a Dask cluster unchanged.
+
+    Parameters
+    ----------
+    estimator : StructSVM, StructSVMCV or None, default=None
+        The binary estimator cloned for every class. None: a StructSVM built from the parameters below.
+    loss, C, budget, bias, loss_params, tol, outer_tol, max_iter, max_outer, max_features, refit, master_solver, verbose :
+        StructSVM's, used only when ``estimator`` is None.
+    n_jobs : int or None, default=None
+        Parallel fits (joblib).
+
+    ``decision_function`` has one column per class and ``predict`` takes the
     largest; with two classes it is a single StructSVM. Per-class measures are macro-averaged by
     :func:`structfs.metrics` scorers applied column-wise (see the CLI's ``evaluate``).
     """
