@@ -1,4 +1,5 @@
-"""F1 on imbalanced text: Reuters R8, TF-IDF, one-vs-rest, budget path against LinearSVC and L1-LinearSVC.
+"""F1 on imbalanced text: Reuters R8, TF-IDF, one-vs-rest, budget path against LinearSVC and L1-LinearSVC,
+and StructSVMCV choosing C and the sparsity by cross-validation (what to use on new data).
 
     python examples/text_f1_r8.py [DATA_DIR] [--quick] [--plot r8-path.png]
 
@@ -12,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
-from structfs import OneVsRestStructSVM
+from structfs import OneVsRestStructSVM, StructSVMCV
 from structfs.datasets import load_r8
 from structfs.metrics import f1
 
@@ -50,6 +51,12 @@ def main():
             model = OneVsRestStructSVM(loss="f1", C=1e4, budget=B, n_jobs=2).fit(Xtr, ytr)
         path.append((n_features(model), macro_f1(model, Xte, yte)))
         print(f"StructSVM B={B:<4d} macro-F1 {path[-1][1]:6.2f}  features {path[-1][0]:8.1f}")
+    # at most 100 features per topic, C and the number of feature groups by 3-fold CV (--quick: a short path)
+    cv = StructSVMCV(loss="f1", max_features=100, **({"max_outer": 4} if args.quick else {}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = OneVsRestStructSVM(estimator=cv, n_jobs=2).fit(Xtr, ytr)
+    print(f"StructSVMCV    macro-F1 {macro_f1(model, Xte, yte):6.2f}  features {n_features(model):8.1f}")
     if args.plot:
         from structfs.plotting import plot_budget_path
         plot_budget_path(*zip(*path), baselines={"LinearSVC": macro_f1(svc, Xte, yte),

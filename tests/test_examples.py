@@ -10,6 +10,7 @@ DATA = os.environ.get("STRUCTFS_DATA")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATA, reason="STRUCTFS_DATA is not set: the shared datasets are absent")
 @pytest.mark.parametrize("script", ["custom_loss.py", "mil_elephant.py", "text_f1_r8.py"])
 def test_example_runs(script, tmp_path):
