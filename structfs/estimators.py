@@ -178,7 +178,7 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         w = np.zeros(X.shape[1])
         w[selected] = sub.w
         scores = np.asarray(X @ w).ravel() + bias * sub.w_b
-        coef, delta = loss._oracle(y_pm, scores)
+        coef, delta = loss.oracle(y_pm, scores)
         xi = max(0.0, delta - float(coef @ scores))
         result.w, result.w_b = w, sub.w_b
         result.objective = primal_objective(w, sub.w_b, xi, C, budget)

@@ -289,3 +289,51 @@ def test_contingency_loss_rejects_nan_and_negative_delta():
         ContingencyLoss(lambda a, b, c, d: b - 1.0 * a).most_violated(y, s)
     with pytest.raises(TypeError, match="fn"):
         ContingencyLoss(3)
+
+
+# -- the loss-writer's verifier ------------------------------------------------------------------------
+@pytest.mark.parametrize("name,params", [("error", {}), ("f1", {}), ("fbeta", {"beta": 2.0}), ("prec@k", {"k": 2}),
+                                         ("prec@k", {}), ("rec@k", {"k": 3}), ("rec@k", {}), ("prbep", {}),
+                                         ("auc", {})])
+def test_check_loss_passes_every_builtin(name, params):
+    from structfs.testing import check_loss
+
+    sizes = (1, 2, 3, 4) if name == "auc" else (1, 2, 3, 4, 6, 8)      # 2^(P*N) orderings for auc
+    assert check_loss(get_loss(name, **params), sizes=sizes) > 0
+
+
+from structfs.losses import F1Loss  # noqa: E402
+
+
+class Greedy(F1Loss):          # labels the positive-scored examples +: not the most violated output
+    def oracle(self, y, s):
+        y_bar = np.where(s > 0, 1.0, -1.0)
+        return (50.0 / len(y)) * (y - y_bar), self.delta(y, y_bar)
+
+
+class Lying(F1Loss):           # the right labeling with a wrong loss
+    def oracle(self, y, s):
+        coef, delta = super().oracle(y, s)
+        return coef, delta + 1.0
+
+
+def test_check_loss_finds_a_wrong_oracle_a_wrong_delta_and_an_unpicklable_loss():
+    from structfs.testing import check_loss
+
+    with pytest.raises(AssertionError, match="best output"):
+        check_loss(Greedy())
+    with pytest.raises(AssertionError, match="not the loss"):
+        check_loss(Lying())
+    with pytest.raises(AssertionError, match="pickle"):
+        check_loss(ContingencyLoss(lambda a, b, c, d: 100.0 * (b + c) / (a + b + c + d)))
+
+
+def test_losses_written_for_the_private_hook_still_work():
+    from structfs.losses import Loss
+
+    class Old(Loss):
+        def _oracle(self, y, s):
+            return get_loss("error").oracle(y, s)
+
+    y, s = np.array([1.0, -1.0, 1.0]), np.array([0.3, 0.1, -2.0])
+    assert np.allclose(Old().most_violated(y, s)[0], get_loss("error").most_violated(y, s)[0])

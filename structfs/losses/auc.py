@@ -20,7 +20,7 @@ class ROCAreaLoss(Loss):
         if not ((y > 0).any() and (y < 0).any()):
             raise ValueError("y must contain both classes (-1 and +1) for the auc loss.")
 
-    def _oracle(self, y, s):
+    def oracle(self, y, s):
         pos = y > 0
         # Positive i is swapped with negative j iff s_i - 1 < s_j: one sort of the shifted positive
         # scores together with the negative scores, then one counting pass.
@@ -30,6 +30,21 @@ class ROCAreaLoss(Loss):
         P = np.count_nonzero(pos)
         scale = 100.0 / (P * (y.shape[0] - P))
         return scale * np.where(pos, swapped, -swapped), scale * total
+
+    def outputs(self, y):
+        """Every pairwise ordering as (coef, delta): 2^(P N) of them, for verification on tiny n
+        (``structfs.testing.check_loss``)."""
+        import itertools
+
+        pos = np.flatnonzero(y > 0)
+        neg = np.flatnonzero(y < 0)
+        scale = 100.0 / (pos.shape[0] * neg.shape[0])
+        for bits in itertools.product((False, True), repeat=pos.shape[0] * neg.shape[0]):
+            swapped = np.array(bits, dtype=bool).reshape(pos.shape[0], neg.shape[0])
+            coef = np.zeros(y.shape[0])
+            coef[pos] = scale * swapped.sum(axis=1)
+            coef[neg] = -scale * swapped.sum(axis=0)
+            yield coef, scale * swapped.sum()
 
     def delta(self, y, y_bar):
         """Delta of a pairwise ordering ``y_bar`` of shape (P, N): +1 ranks positive i above negative j."""

@@ -24,9 +24,19 @@ _GRID_BLOCK = 1 << 22  # grid cells evaluated per call of the user's function (m
 class Loss:
     """Base class of structfs losses.
 
-    Subclasses implement ``_oracle(y, s) -> (coef, delta)`` and ``_score(y, s) -> float`` on
-    validated input (y in {-1,+1} float64, finite float64 scores of the same length). ``name`` and
-    ``params`` identify the loss so that ``get_loss(loss.name, **loss.params)`` rebuilds it.
+    The protocol a loss implements (the learner calls nothing else):
+
+    * ``oracle(y, s) -> (coef, delta)``: the output maximising H = Delta(y, ybar) - coef(ybar) . s
+      *exactly*, as the per-example coefficients of Psi(y, ybar) = sum_i coef_i x~_i and its loss,
+      on validated input (y in {-1,+1} float64, finite float64 scores of the same length). It is
+      called once or more per cutting plane, so make it fast.
+    * ``_score(y, s) -> float``: the measure (100 - Delta) of decision scores, in percent.
+    * optionally ``_check_classes(y)`` (e.g. needs a positive), ``params`` and, for contingency
+      losses, ``delta(y, y_bar)``.
+
+    ``name`` and ``params`` identify the loss so that ``get_loss(loss.name, **loss.params)`` rebuilds
+    it. A loss must pickle (models hold it; joblib ships it to workers): no lambdas in attributes.
+    ``structfs.testing.check_loss(loss)`` verifies an implementation by enumeration.
     """
 
     name = "loss"
@@ -50,15 +60,19 @@ class Loss:
     def most_violated(self, y, s):
         """Output maximising H(ybar) = Delta(y, ybar) - coef(ybar) . s, as (coef, delta)."""
         y, s = self.validate(y, s)
-        return self._oracle(y, s)
+        return self.oracle(y, s)
 
     def score(self, y, s):
         """The performance measure (100 - Delta) of decision scores ``s``, in percent."""
         y, s = self.validate(y, s)
         return float(self._score(y, s))
 
-    def _oracle(self, y, s):  # pragma: no cover - interface
-        raise NotImplementedError
+    def oracle(self, y, s):
+        """The most violated output on validated input (see the class docstring)."""
+        legacy = getattr(self, "_oracle", None)        # losses written for structfs 0.1 override _oracle
+        if legacy is None:
+            raise NotImplementedError(f"{type(self).__name__} must implement oracle(y, s) -> (coef, delta).")
+        return legacy(y, s)
 
     def _score(self, y, s):  # pragma: no cover - interface
         raise NotImplementedError
@@ -230,7 +244,7 @@ class ContingencyLoss(Loss):
                                         np.int64(P - best_a), np.int64(N - best_b)))
         return srt.coef(best_a, best_b), delta
 
-    _oracle = _grid_oracle
+    oracle = _grid_oracle
 
     def _score(self, y, s):
         pred = np.where(s > 0, 1.0, -1.0)

@@ -21,7 +21,7 @@ class ErrorRateLoss(ContingencyLoss):
     def params(self):
         return {}
 
-    def _oracle(self, y, s):
+    def oracle(self, y, s):
         n = y.shape[0]
         flip = y * s < 1.0
         coef = np.where(flip, (100.0 / n) * y, 0.0)

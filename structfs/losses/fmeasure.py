@@ -30,7 +30,7 @@ class FBetaLoss(ContingencyLoss):
     def _fbeta_delta(self, a, b, c, d):
         return 100.0 * (1.0 - fbeta_from_table(a, b, c, self.beta ** 2))
 
-    def _oracle(self, y, s):
+    def oracle(self, y, s):
         srt = SortedClasses(y, s)
         b_best = _best_b_per_a(srt.sorted_neg, srt.P, self.beta ** 2, 100.0 / srt.n)
         a = np.arange(srt.P + 1)

@@ -67,7 +67,7 @@ class _CountRestrictedLoss(ContingencyLoss):
     def _t_range(self, P, n):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def _oracle(self, y, s):
+    def oracle(self, y, s):
         srt = SortedClasses(y, s)
         t_lo, t_hi = self._t_range(srt.P, srt.n)
         a, b, _ = _best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, t_lo, t_hi,

@@ -225,7 +225,7 @@ class _Point:
         self.coef = None
 
     def evaluate(self, y, loss, C):
-        self.coef, self.delta = loss._oracle(y, self.s)
+        self.coef, self.delta = loss.oracle(y, self.s)
         self.xi = max(0.0, self.delta - float(self.coef @ self.s))
         ratio = np.divide(self.w * self.w, self.d, out=np.zeros_like(self.w), where=self.d > 0)
         self.value = 0.5 * float(ratio.sum()) + 0.5 * self.w_b * self.w_b + C * self.xi
@@ -278,7 +278,7 @@ class _Segment:
     def trial(self, t, y, loss):
         """(F(t), F'(t), (coef, delta, xi)) with one oracle call."""
         s = self.p0.s + t * self.ds
-        coef, delta = loss._oracle(y, s)
+        coef, delta = loss.oracle(y, s)
         xi = max(0.0, delta - float(coef @ s))
         return self.reg(t)[0] + self.C * xi, self.slope(t, coef, xi), (coef, delta, xi)
 

@@ -137,7 +137,7 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
     history = []
     t_start = time.perf_counter()
 
-    coef, delta = loss._oracle(y, np.zeros(n))     # most violated output at w = 0
+    coef, delta = loss.oracle(y, np.zeros(n))     # most violated output at w = 0
     state.record(np.zeros(0), 0.0, delta, cache.cols)
     ws.add_plane(coef, delta)
 
@@ -244,7 +244,7 @@ class PathRefitter:
         self.y, self.loss, self.C = y, loss, C
         self.kw = dict(tol=tol, max_iter=max_iter, max_age=max_age, outer=1, callback=lambda rec: None)
         self.ws = WorkingSet(self.X.shape[0], bias, C, "ipm")
-        coef, self.delta0 = loss._oracle(y, np.zeros(self.X.shape[0]))
+        coef, self.delta0 = loss.oracle(y, np.zeros(self.X.shape[0]))
         self.ws.add_plane(coef, self.delta0)
         self.last = None
 
