@@ -1,10 +1,18 @@
-"""Portable model files: JSON holding sparse weights, bias, loss, feature count, classes, version.
+"""Portable model files: JSON holding every parameter, sparse weights, bias, classes, feature names.
 
 Read and written by the CLI and by :func:`save_model` / :func:`load_model`; pickling estimators keeps
-working too. A file is refused with one clear ValueError when it is corrupt, truncated or from an
-incompatible format version.
+working too. What is written round-trips exactly (``get_params()``, predictions, ``feature_names_in_``)
+or is refused: a loss that JSON cannot hold (a user's ``ContingencyLoss`` with a lambda) makes
+``save_model`` raise instead of being replaced by another loss on load. What is read is validated
+against the schema below before any model is built; any breach is one ValueError naming the field.
+
+Parameters are written from ``get_params(deep=False)``, so a new estimator parameter is saved without
+touching this module; a nested estimator (``OneVsRestStructSVM(estimator=...)``) is written the same
+way. Format 1 files (structfs 0.1) are still read, with defaults for what they did not record.
 """
 import json
+import math
+import numbers
 
 import numpy as np
 
@@ -12,13 +20,60 @@ from . import __version__
 from .estimators import OneVsRestStructSVM, StructSVM
 
 FORMAT = "structfs-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_KINDS = {"binary": StructSVM, "one-vs-rest": OneVsRestStructSVM}
 
 
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+class ModelFileError(ValueError):
+    """A model file that does not match the schema (a ValueError, with the field in its message)."""
+
+
+# -- writing --------------------------------------------------------------------------------------------
+def _loss_record(loss):
+    """A loss parameter as JSON: a name, or a built-in loss object as {"name", "params"}."""
+    if loss is None or isinstance(loss, str):
+        return loss
+    from .losses import LOSSES
+
+    if type(loss) is LOSSES.get(getattr(loss, "name", None)):
+        return {"name": loss.name, "params": {k: _plain(v, "loss.params") for k, v in loss.params.items()}}
+    raise ValueError(f"save_model cannot write the loss {loss!r}: only built-in losses (by name or object) can be "
+                     "stored in a model file. Pickle the model instead (pickle/joblib), or rebuild the loss "
+                     "after loading.")
+
+
+def _plain(value, field):
+    """A JSON-safe copy of a parameter value; ValueError naming the field when there is none."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        if not math.isfinite(value):
+            raise ValueError(f"save_model cannot write {field}={value!r}: not a finite number.")
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, field) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v, f"{field}.{k}") for k, v in value.items()}
+    raise ValueError(f"save_model cannot write {field}={value!r} ({type(value).__name__}); pickle the model instead.")
+
+
+def _params_record(estimator):
+    out = {}
+    for key, value in estimator.get_params(deep=False).items():
+        if key == "loss":
+            out[key] = _loss_record(value)
+        elif key == "estimator" and value is not None:
+            if not isinstance(value, StructSVM):
+                raise ValueError(f"save_model writes one-vs-rest models over StructSVM; this one's estimator is "
+                                 f"{type(value).__name__}. Pickle it instead.")
+            out[key] = {"class": "StructSVM", "params": _params_record(value)}
+        else:
+            out[key] = _plain(value, key)
+    return out
 
 
 def _binary_record(est):
@@ -29,87 +84,182 @@ def _binary_record(est):
 
 
 def save_model(estimator, path):
-    """Write a fitted StructSVM or OneVsRestStructSVM to ``path`` (JSON)."""
-    if isinstance(estimator, OneVsRestStructSVM):
-        binaries = getattr(estimator, "estimators_", [None])
-    elif isinstance(estimator, StructSVM):
-        binaries = [estimator]
-    else:
+    """Write a fitted StructSVM or OneVsRestStructSVM (of StructSVMs) to ``path`` (JSON).
+
+    Refuses (ValueError, nothing written) what it could not read back exactly: a user-defined loss,
+    non-finite values, parameters JSON cannot hold.
+    """
+    if not isinstance(estimator, (StructSVM, OneVsRestStructSVM)):
         hint = " (save its refitted model: save_model(cv.estimator_, path))" if hasattr(estimator, "estimator_") else ""
         raise TypeError(f"save_model takes a fitted StructSVM or OneVsRestStructSVM, got "
                         f"{type(estimator).__name__}{hint}.")
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator)         # NotFittedError (a ValueError) rather than a missing attribute
+    binaries = estimator.estimators_ if isinstance(estimator, OneVsRestStructSVM) else [estimator]
     if not all(isinstance(b, StructSVM) for b in binaries):
         raise TypeError("save_model writes one-vs-rest models made of StructSVMs; this one holds "
                         f"{type(binaries[0]).__name__} (pickle it, or save each estimators_[i].estimator_).")
-    first = binaries[0]
-    loss = first.loss_
-    try:
-        loss_params = json.loads(json.dumps({k: _jsonable(v) for k, v in loss.params.items()}))
-        loss_name = loss.name
-    except TypeError:      # a user loss holding functions: recorded by name only
-        loss_params, loss_name = None, loss.name
+    for b in binaries:
+        if not (np.isfinite(b.coef_).all() and np.isfinite(b.intercept_).all()):
+            raise ValueError("save_model refuses a model with non-finite weights.")
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "structfs_version": __version__,
         "kind": "one-vs-rest" if isinstance(estimator, OneVsRestStructSVM) else "binary",
-        "n_features": int(first.n_features_in_),
-        "classes": [_jsonable(c) for c in estimator.classes_],
-        "loss": loss_name, "loss_params": loss_params,
-        "C": float(first.C), "budget": first.budget, "bias": float(first.bias), "tol": float(first.tol),
-        # the remaining training parameters, so that a model file says how it was made (optional keys:
-        # files written before they existed load with the defaults)
-        "max_outer": int(first.max_outer), "refit": None if first.refit is None else float(first.refit),
-        "max_features": None if first.max_features is None else int(first.max_features),
+        "n_features": int(estimator.n_features_in_),
+        "classes": [_plain(c, "classes") for c in estimator.classes_],
+        "feature_names": ([str(f) for f in estimator.feature_names_in_]
+                          if hasattr(estimator, "feature_names_in_") else None),
+        "params": _params_record(estimator),
         "models": [_binary_record(b) for b in binaries],
     }
+    text = json.dumps(doc, allow_nan=False)
     with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
+        fh.write(text)
     return path
 
 
-def _binary_from(record, doc, classes):
-    est = StructSVM(loss=doc["loss"] if doc["loss_params"] is not None else "f1",
-                    loss_params=doc["loss_params"] or None, C=doc["C"], budget=doc["budget"], bias=doc["bias"],
-                    tol=doc["tol"], max_outer=doc.get("max_outer", 30), max_features=doc.get("max_features"),
-                    refit=doc.get("refit"))
-    w = np.zeros(doc["n_features"])
-    idx = np.asarray(record["indices"], dtype=np.int64)
-    if idx.size and (idx.min() < 0 or idx.max() >= w.shape[0]):
-        raise ValueError("model file is corrupt: a weight index lies outside 0..n_features-1.")
-    w[idx] = np.asarray(record["values"], dtype=np.float64)
-    est.coef_ = w[None, :]
-    est.intercept_ = np.array([float(record["intercept"])])
-    est.classes_ = np.asarray(classes)
-    est.n_features_in_ = doc["n_features"]
-    est.selected_features_ = np.flatnonzero(w)
-    est.objective_ = record.get("objective", np.nan)
+# -- reading --------------------------------------------------------------------------------------------
+def _field(doc, key, kind, where=""):
+    if not isinstance(doc, dict) or key not in doc:
+        raise ModelFileError(f"missing field {where}{key}")
+    value = doc[key]
+    ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+          "list": lambda v: isinstance(v, list), "dict": lambda v: isinstance(v, dict),
+          "str": lambda v: isinstance(v, str)}[kind]
+    if not ok(value):
+        raise ModelFileError(f"field {where}{key} must be a finite {kind}, got {value!r:.60}")
+    return value
+
+
+def _weights(record, n_features, where):
+    indices = _field(record, "indices", "list", where)
+    values = _field(record, "values", "list", where)
+    if len(indices) != len(values):
+        raise ModelFileError(f"{where}indices and {where}values differ in length")
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in indices):
+        raise ModelFileError(f"{where}indices must be integers")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        raise ModelFileError(f"{where}values must be finite numbers")
+    idx = np.asarray(indices, dtype=np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= n_features):
+        raise ModelFileError(f"{where}indices lie outside 0..n_features-1 ({n_features})")
+    if np.unique(idx).size != idx.size:
+        raise ModelFileError(f"{where}indices repeat a feature")
+    w = np.zeros(n_features)
+    w[idx] = np.asarray(values, dtype=np.float64)
+    intercept = _field(record, "intercept", "number", where)
+    objective = record.get("objective", float("nan"))
+    return w, float(intercept), objective
+
+
+def _build(cls, params, where="params."):
+    params = dict(params)
+    if isinstance(params.get("loss"), dict):
+        loss = params["loss"]
+        from .losses import get_loss
+
+        params["loss"] = get_loss(_field(loss, "name", "str", where + "loss."), **_field(loss, "params", "dict",
+                                                                                          where + "loss."))
+    if isinstance(params.get("estimator"), dict):
+        params["estimator"] = _build(StructSVM, _field(params["estimator"], "params", "dict", where + "estimator."),
+                                     where + "estimator.params.")
+    known = set(cls().get_params(deep=False))
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ModelFileError(f"field {where}{unknown[0]} is not a parameter of {cls.__name__} (a file from a newer "
+                             "structfs?)")
+    est = cls(**params)
+    try:
+        (est._binary() if isinstance(est, OneVsRestStructSVM) else est)._check_params()
+    except ValueError as exc:
+        raise ModelFileError(f"field {where[:-1]}: {exc}") from None
+    return est
+
+
+def _fill(est, w, intercept, objective, classes, n_features):
     from .losses import get_loss
-    est.loss_ = get_loss(est.loss, **(est.loss_params or {}))
+
+    est.coef_ = w[None, :]
+    est.intercept_ = np.array([intercept])
+    est.classes_ = np.asarray(classes)
+    est.n_features_in_ = n_features
+    est.selected_features_ = np.flatnonzero(w)
+    est.objective_ = objective
+    est.loss_ = get_loss(est.loss, **(est.loss_params or {})) if isinstance(est.loss, str) else est.loss
+    return est
+
+
+def _params_v1(doc):
+    """The parameters a format-1 file recorded (others take their defaults)."""
+    params = {k: doc[k] for k in ("C", "budget", "bias", "tol") if k in doc}
+    params.update({k: doc[k] for k in ("max_outer", "refit", "max_features") if doc.get(k) is not None})
+    if doc.get("loss_params") is None and doc.get("loss") not in (None, "f1"):
+        raise ModelFileError(f"field loss: the file records a user-defined loss {doc.get('loss')!r} by name only; "
+                             "it cannot be loaded without it")
+    params["loss"] = doc.get("loss", "f1")
+    params["loss_params"] = doc.get("loss_params") or None
+    return params
+
+
+def _load(doc):
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ModelFileError("not a structfs model file")
+    version = doc.get("format_version")
+    if version not in (1, FORMAT_VERSION):
+        raise ModelFileError(f"model format version {version!r} is not supported by structfs {__version__} "
+                             f"(which reads versions 1 and {FORMAT_VERSION})")
+    kind = _field(doc, "kind", "str")
+    if kind not in _KINDS:
+        raise ModelFileError(f"field kind must be 'binary' or 'one-vs-rest', got {kind!r}")
+    n_features = _field(doc, "n_features", "int")
+    if not 1 <= n_features <= 2 ** 31:
+        raise ModelFileError(f"field n_features must be in 1..2^31, got {n_features}")
+    classes = _field(doc, "classes", "list")
+    if len(set(map(repr, classes))) != len(classes) or not all(isinstance(c, (int, float, str)) for c in classes):
+        raise ModelFileError("field classes must hold distinct numbers or strings")
+    if sorted(classes, key=lambda c: (isinstance(c, str), c)) != classes:
+        raise ModelFileError("field classes must be sorted (classes_[1] is the positive class)")
+    models = _field(doc, "models", "list")
+    expected = 1 if len(classes) == 2 else len(classes)
+    if kind == "binary" and len(classes) != 2:
+        raise ModelFileError(f"field classes: a binary model has 2 classes, this file has {len(classes)}")
+    if kind == "one-vs-rest" and len(classes) < 2:
+        raise ModelFileError("field classes: a one-vs-rest model has at least 2 classes")
+    if len(models) != expected:
+        raise ModelFileError(f"field models: {len(classes)} classes need {expected} model(s), the file has {len(models)}")
+    params = _params_v1(doc) if version == 1 else _field(doc, "params", "dict")
+    est = _build(_KINDS[kind], params)
+    names = doc.get("feature_names")
+    if names is not None and (not isinstance(names, list) or len(names) != n_features
+                              or not all(isinstance(n, str) for n in names)):
+        raise ModelFileError("field feature_names must list one name per feature")
+    weights = [_weights(r, n_features, f"models[{i}].") for i, r in enumerate(models)]
+    if kind == "binary":
+        _fill(est, *weights[0], classes, n_features)
+    else:
+        est.classes_ = np.asarray(classes)
+        est.n_features_in_ = n_features
+        est.estimators_ = [_fill(est._binary(), *wt, np.array([0, 1]), n_features) for wt in weights]
+    if names is not None:
+        est.feature_names_in_ = np.asarray(names, dtype=object)
     return est
 
 
 def load_model(path):
-    """Read a model file written by :func:`save_model` (or ``structfs train``)."""
+    """Read and validate a model file written by :func:`save_model` (or ``structfs train``)."""
     try:
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+            doc = json.load(fh, parse_constant=_reject_constant)
+        return _load(doc)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a structfs model file (corrupt or truncated JSON: {exc.msg}).") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a structfs model file.")
-    if doc.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{path}: model format version {doc.get('format_version')!r} is not supported by "
-                         f"structfs {__version__} (which reads version {FORMAT_VERSION}).")
-    try:
-        classes = np.asarray(doc["classes"])
-        if doc["kind"] == "binary":
-            return _binary_from(doc["models"][0], doc, classes)
-        ovr = OneVsRestStructSVM(loss=doc["loss"], C=doc["C"], budget=doc["budget"], bias=doc["bias"])
-        ovr.classes_ = classes
-        ovr.n_features_in_ = doc["n_features"]
-        ovr.estimators_ = [_binary_from(r, doc, np.array([0, 1])) for r in doc["models"]]
-        return ovr
-    except (KeyError, IndexError, TypeError) as exc:
-        raise ValueError(f"{path}: model file is corrupt or truncated (missing {exc}).") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a structfs model file (not UTF-8 text).") from None
+    except ModelFileError as exc:
+        raise ValueError(f"{path}: model file is corrupt or invalid: {exc}.") from None
+
+
+def _reject_constant(name):
+    raise ModelFileError(f"{name} is not a valid weight or parameter")
