@@ -10,7 +10,27 @@ from .losses import get_loss
 from .solvers import effective_budget, primal_objective, solve
 
 
-class StructSVM(ClassifierMixin, BaseEstimator):
+class LinearBinaryMixin:
+    """``decision_function``/``predict`` of a fitted binary linear model (``coef_``, ``intercept_``,
+    ``classes_``) and its scikit-learn tags: shared by StructSVM and StructSVMCV."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
+        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+
+class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     """Linear classifier trained on a multivariate loss, optionally under a feature budget.
 
     Solves SVMperf's 1-slack structural SVM (``budget=None``) or the budget-constrained problem of
@@ -100,12 +120,6 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         self.master_solver = master_solver
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = True
-        return tags
-
     def _check_params(self):
         loss = get_loss(self.loss, **(self.loss_params or {}))
         C = check_positive_float(self.C, "C")
@@ -184,15 +198,6 @@ class StructSVM(ClassifierMixin, BaseEstimator):
         result.objective = primal_objective(w, sub.w_b, xi, C, budget)
         result.history = result.history + sub.history
         return result
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
-
-    def predict(self, X):
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
 
 
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):

@@ -14,10 +14,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from ._validation import check_positive_float, check_positive_int
-from .estimators import StructSVM
+from .estimators import LinearBinaryMixin, StructSVM
 from .losses import get_loss
 from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
@@ -181,7 +181,7 @@ def cv_results(table):
     return results
 
 
-class StructSVMCV(ClassifierMixin, BaseEstimator):
+class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     """StructSVM with C, budget and the number of feature groups chosen by cross-validation.
 
     Each (C, budget) cell is fitted once per fold; with a budget every point of its feature-generation
@@ -260,12 +260,6 @@ class StructSVMCV(ClassifierMixin, BaseEstimator):
         self.master_solver = master_solver
         self.n_jobs = n_jobs
         self.verbose = verbose
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = True
-        return tags
 
     def _estimator(self, **params):
         return StructSVM(loss=self.loss, bias=self.bias, loss_params=self.loss_params, tol=self.tol,
@@ -353,12 +347,3 @@ class StructSVMCV(ClassifierMixin, BaseEstimator):
                      "n_iter_", "n_outer_", "stop_"):
             setattr(self, name, getattr(self.estimator_, name))
         return self
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
-
-    def predict(self, X):
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(int)]
