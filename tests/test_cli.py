@@ -223,3 +223,13 @@ def test_ctrl_c_and_overflowing_values_end_in_one_line(digits_files, tmp_path, c
     assert cli.main(["train", str(digits_files["bin.train"]), str(tmp_path / "m.json")]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "structfs train: interrupted"
+
+
+@pytest.mark.slow
+def test_demo_shows_the_choice_the_path_and_the_baselines(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["demo", "--plot", str(tmp_path / "demo.png")]) == 0
+    out = capsys.readouterr().out
+    for text in ("StructSVM, 1 group(s)", "L1-LinearSVC, C=", "StructSVMCV (its choice)", "LinearSVC, every pixel"):
+        assert text in out
+    assert (tmp_path / "demo.png").stat().st_size > 1000
