@@ -88,6 +88,7 @@ def _demo(args):
             print(f"(no plot: {exc}; pip install 'structfs[plot]')")
             return 0
         out = plot_budget_path(*zip(*structfs_path), ylabel="macro-F1 (%)", out=args.plot,
+                               label="StructSVM (feature-generation path)",
                                title="digits one-vs-rest: F1 against selected pixels",
                                baselines={"L1-LinearSVC path": list(zip(*lasso_path)),
                                           "StructSVMCV's choice": (np.mean([c[0] for c in chosen]),

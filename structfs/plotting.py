@@ -2,7 +2,8 @@
 import matplotlib.pyplot as plt
 
 
-def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=None, title=None, ax=None):
+def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=None, title=None, ax=None,
+                     label="StructSVM (budget path)"):
     """A measure against the number of selected features, with baselines.
 
     ``baselines``: {name: value} (a horizontal line), {name: (n_features, value)} (a point) or
@@ -12,7 +13,7 @@ def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=N
     own = ax is None
     if own:
         fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(n_features, values, "o-", label="StructSVM (budget path)")
+    ax.plot(n_features, values, "o-", label=label)
     for i, (name, value) in enumerate((baselines or {}).items()):
         if isinstance(value, list):
             ax.plot(value[0], value[1], "s--", color=f"C{i + 1}", label=name)
@@ -22,6 +23,10 @@ def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=N
             ax.axhline(value, linestyle="--", color=f"C{i + 1}", label=name)
     if min(n_features) > 0 and max(n_features) >= 10 * min(n_features):
         ax.set_xscale("log")          # budget paths usually span decades
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("selected features")
     ax.set_ylabel(ylabel)
     if title:
