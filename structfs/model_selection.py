@@ -92,18 +92,17 @@ def _rows(X, idx):
     return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
 
 
-def fold_path(X, y, classes, train, test, loss, Cs, budget, scorer, solver_params, columns=None, debias=True,
+def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
               n_iter_no_change=None):
-    """Fit the (C, budget) cells for every C in ``Cs`` on ``train``; score every point of each path on ``test``.
+    """Fit one (C, budget) cell on ``train`` and score every point of its path on ``test``.
 
-    The Cs are fitted in turn, each starting from the previous one's cutting planes (valid cuts for any
-    C: a warm start across C). ``columns`` (optional) restricts the fold to those features (MIL: the
-    instances of the training fold's bags). ``debias``: every point is refitted without budget on its
-    features at the same C (StructSVM's ``refit=C``), sharing cutting planes along the path.
-    ``n_iter_no_change``: stop a path once the validation score has not improved for that many groups.
-    Returns one (scores, n_features, seconds) per C, one entry per path point (a single point without
-    budget).
+    ``columns`` (optional) restricts the fold to those features (MIL: the instances of the training
+    fold's bags). ``debias``: every point is refitted without budget on its features at the same C
+    (StructSVM's ``refit=C``), sharing cutting planes along the path. ``n_iter_no_change``: stop the
+    path once the validation score has not improved for that many groups. Returns (scores, n_features,
+    seconds), one entry per path point (a single point without budget).
     """
+    t0 = time.perf_counter()
     X_tr, X_te = _rows(X, train), _rows(X, test)
     if columns is not None:
         X_tr, X_te = X_tr[:, columns], X_te[:, columns]
@@ -112,31 +111,24 @@ def fold_path(X, y, classes, train, test, loss, Cs, budget, scorer, solver_param
     m = X_tr.shape[1]
     budget = effective_budget(budget, solver_params.get("max_features"), m)
     bias = solver_params["bias"]
-    planes, refit_planes, out = None, None, []
-    for C in Cs:
-        t0 = time.perf_counter()
-        # fold refits only rank candidates: svm_perf's default precision (-e 0.1) is enough for that
-        refitter = PathRefitter(X_tr, y_pm, loss, C, bias=bias, tol=max(solver_params["tol"], 0.1),
-                                max_iter=solver_params["max_iter"],
-                                init_planes=refit_planes) if debias and budget is not None else None
-        scores, n_features = [], []
+    # fold refits only rank candidates: svm_perf's default precision (-e 0.1) is enough for that
+    refitter = PathRefitter(X_tr, y_pm, loss, C, bias=bias, tol=max(solver_params["tol"], 0.1),
+                            max_iter=solver_params["max_iter"]) if debias and budget is not None else None
+    scores, n_features = [], []
 
-        def score(cols, w, w_b):
-            if refitter is not None:   # the budget selects the features, the unbudgeted problem weighs them
-                cols, w, w_b = refitter.refit(cols[w != 0])
-            coef = np.zeros(m)
-            coef[cols] = w
-            scores.append(scorer(_point(coef, bias * w_b, classes, m), X_te, y[test]))
-            n_features.append(int(np.count_nonzero(coef)))
-            return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
+    def score(cols, w, w_b):
+        if refitter is not None:       # the budget selects the features, the unbudgeted problem weighs them
+            cols, w, w_b = refitter.refit(cols[w != 0])
+        coef = np.zeros(m)
+        coef[cols] = w
+        scores.append(scorer(_point(coef, bias * w_b, classes, m), X_te, y[test]))
+        n_features.append(int(np.count_nonzero(coef)))
+        return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
 
-        res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score, init_planes=planes, **solver_params)
-        if budget is None:
-            score(np.arange(m), res.w, res.w_b)
-        planes = res.planes
-        refit_planes = refitter.planes if refitter is not None else None
-        out.append((np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0))
-    return out
+    res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score, **solver_params)
+    if budget is None:
+        score(np.arange(m), res.w, res.w_b)
+    return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0
 
 
 def grid_results(cells, outputs, n_folds):
@@ -314,16 +306,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         loss, Cs, budgets, scorer, solver_params = self._check_params()
         per_sample = self.Cs is None          # the default grid is C / n (see DEFAULT_C_PER_SAMPLE)
-        Cs = sorted(Cs)                       # each fold fits its Cs in turn, warm-starting the next
-        tasks = [(f, B) for f in range(len(folds)) for B in budgets]
-        runs = Parallel(n_jobs=self.n_jobs)(
-            delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss,
-                               [C * len(folds[f][0]) if per_sample else C for C in Cs], B, scorer, solver_params,
-                               None if columns is None else columns[f], self.debias, self.n_iter_no_change)
-            for f, B in tasks)
-        by_task = dict(zip(tasks, runs))
         cells = [(C, B) for C in Cs for B in budgets]
-        outputs = [by_task[(f, B)][Cs.index(C)] for f in range(len(folds)) for C, B in cells]
+        tasks = [(f, C * len(folds[f][0]) if per_sample else C, B) for f in range(len(folds)) for C, B in cells]
+        outputs = Parallel(n_jobs=self.n_jobs)(
+            delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss, C, B, scorer, solver_params,
+                               None if columns is None else columns[f], self.debias, self.n_iter_no_change)
+            for f, C, B in tasks)
         n = X.shape[0]
         return grid_results([(C * n if per_sample else C, B) for C, B in cells], outputs, len(folds))
 

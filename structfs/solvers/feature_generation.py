@@ -39,7 +39,6 @@ class SolverResult:
     # The iterates are a sparsity path at the cost of one fit (model selection picks a length on it).
     path: list = field(default_factory=list)
     stop: str = ""            # why feature generation ended (see _solve)
-    planes: tuple = None      # (coef K x n, delta K) of the final working set, to warm-start another C
 
 
 class _BestIterate:
@@ -105,7 +104,7 @@ def effective_budget(budget, max_features, n_features):
 
 
 def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, max_iter=2000, max_outer=30,
-           max_features=None, max_age=10, master="ipm", on_group=None, init_planes=None, verbose=0, log=print):
+           max_features=None, max_age=10, master="ipm", on_group=None, verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
     ``budget=None``: all features in one group (:func:`solve` maps a budget >= n_features to None). ``tol`` is SVMperf's ``-e``: stop
@@ -124,9 +123,7 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
       (a point of the path), returned True (model selection stopping a path early);
     * ``"max_iter"``: the plane budget ran out (the only stop that warns, unless certified).
 
-    The reported lower bound says how far from optimal the answer may be. ``init_planes`` (coef K x n,
-    delta K), e.g. ``SolverResult.planes`` of a fit at another C, start the working set: a cutting
-    plane is valid for every C (the constraints do not involve C), so a grid over C shares its cuts. ``max_features`` (budget only) is a
+    The reported lower bound says how far from optimal the answer may be. ``max_features`` (budget only) is a
     hard cap on the selection: the weights live on the union of the groups' columns, so generation
     stops once that union is full, the last group trimmed to its most violated new columns. ``master`` picks the solver of the
     multi-group master problem: "ipm" (dense interior point, ECOS as its fallback) or "ecos".
@@ -143,9 +140,6 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
     coef, delta = loss.oracle(y, np.zeros(n))     # most violated output at w = 0
     state.record(np.zeros(0), 0.0, delta, cache.cols)
     ws.add_plane(coef, delta)
-    if init_planes is not None:
-        for k in range(init_planes[1].shape[0]):
-            ws.add_plane(init_planes[0][k], init_planes[1][k])
 
     def callback(rec):
         if budget is None:   # one group of every feature: the master value is a global bound
@@ -170,8 +164,7 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
         status, _ = inner_solve(ws, cache, y, loss, state, outer=1, **inner_kw)
         converged = status == "converged"
     else:
-        ws.abar[:] = 0.0
-        ws.abar[0] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
+        ws.abar[:] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
         previous, stalled, stop = np.inf, 0, "max_outer"
         path = []
         for n_outer in range(1, max_outer + 1):
@@ -231,12 +224,10 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
     if verbose:
         log(f"[structfs] done: objective {state.best:.6g}, lower bound {state.lower:.6g}, "
             f"{state.n_iter} planes, {n_outer} groups, {time.perf_counter() - t_start:.2f} s")
-    planes = (ws.coef.copy(), ws.delta.copy())
     if budget is None:
-        return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, 1, converged, history,
-                            planes=planes)
+        return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, 1, converged, history)
     return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, len(path), converged,
-                        history, path, stop, planes)
+                        history, path, stop)
 
 
 class PathRefitter:
@@ -248,21 +239,14 @@ class PathRefitter:
     and each refit starts from the previous one's cuts instead of from w = 0.
     """
 
-    def __init__(self, X, y, loss, C, *, bias=1.0, tol=0.01, max_iter=2000, max_age=10, init_planes=None):
+    def __init__(self, X, y, loss, C, *, bias=1.0, tol=0.01, max_iter=2000, max_age=10):
         self.X = _as_solver_matrix(X)
         self.y, self.loss, self.C = y, loss, C
         self.kw = dict(tol=tol, max_iter=max_iter, max_age=max_age, outer=1, callback=lambda rec: None)
         self.ws = WorkingSet(self.X.shape[0], bias, C, "ipm")
         coef, self.delta0 = loss.oracle(y, np.zeros(self.X.shape[0]))
         self.ws.add_plane(coef, self.delta0)
-        if init_planes is not None:          # e.g. the planes of the same path's refits at another C
-            for k in range(init_planes[1].shape[0]):
-                self.ws.add_plane(init_planes[0][k], init_planes[1][k])
         self.last = None
-
-    @property
-    def planes(self):
-        return self.ws.coef.copy(), self.ws.delta.copy()
 
     def refit(self, cols):
         """(columns, weights on them, w_b) of the unbudgeted problem on ``cols``."""
