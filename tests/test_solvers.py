@@ -31,7 +31,9 @@ def all_outputs(y, loss_name, k=None):
         yb = np.array(bits)
         a, b = np.sum((y > 0) & (yb > 0)), np.sum((y < 0) & (yb > 0))
         c = np.sum((y > 0) & (yb < 0))
-        if loss_name == "prbep" and b != c or loss_name == "prec@k" and a + b != k:
+        # svm_perf's restrictions: PRBEP b = c, Prec@k at least k, Rec@k at most k predicted positives
+        if (loss_name == "prbep" and b != c or loss_name == "prec@k" and a + b < k
+                or loss_name == "rec@k" and a + b > k):
             continue
         yield (50.0 / n) * (y - yb), loss.delta(y, yb)
 
@@ -69,7 +71,8 @@ def _problem(seed, n=7, m=5, loss_name="f1"):
     return X, y
 
 
-@pytest.mark.parametrize("loss_name,k", [("error", None), ("f1", None), ("prbep", None), ("prec@k", 2), ("auc", None)])
+@pytest.mark.parametrize("loss_name,k", [("error", None), ("f1", None), ("prbep", None), ("prec@k", 2), ("rec@k", 3),
+                                         ("auc", None)])
 @pytest.mark.parametrize("budget", [None, 1, 2, 5])
 @pytest.mark.parametrize("bias", [0.0, 1.0])
 def test_objective_matches_exact_optimum(loss_name, k, budget, bias):
