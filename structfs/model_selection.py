@@ -18,7 +18,6 @@ from sklearn.utils.validation import validate_data
 
 from ._validation import check_positive_float, check_positive_int
 from .estimators import LinearBinaryMixin, StructSVM
-from .losses import get_loss
 from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 
