@@ -98,6 +98,7 @@ def test_model_file_round_trip_and_pickle(tmp_path):
     assert np.array_equal(pickle.loads(pickle.dumps(clf)).predict(X), clf.predict(X))
 
 
+@pytest.mark.slow
 def test_one_vs_rest_on_a_dask_cluster_matches_local():
     distributed = pytest.importorskip("distributed")
     from joblib import parallel_backend

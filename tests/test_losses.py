@@ -103,6 +103,7 @@ def test_unrestricted_and_prbep_oracles_match_brute_force(name, params):
         _check_output(loss, y, s, coef, delta, brute_force_max(name, params, y, s))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["prec@k", "rec@k"])
 def test_at_k_oracles_match_brute_force_for_every_k(name):
     for y, s in _cases(2, sizes=(1, 3, 6, 9)):
@@ -201,6 +202,7 @@ labels_scores = st.integers(1, 40).flatmap(lambda n: st.tuples(
                        st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)), min_size=n, max_size=n)))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(labels_scores, st.sampled_from(sorted(LOSSES)), st.integers(1, 40), st.floats(0.1, 5.0))
 def test_returned_delta_is_delta_of_returned_output(ys, name, k, beta):
@@ -227,6 +229,7 @@ def test_returned_delta_is_delta_of_returned_output(ys, name, k, beta):
         assert h >= -1e-9 * max(1.0, np.abs(s).max())
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(labels_scores)
 def test_fbeta_fast_oracle_matches_grid(ys):

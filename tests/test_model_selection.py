@@ -96,6 +96,7 @@ def test_cv_chooses_from_the_grid_refits_and_reports_results():
     assert set(cv.selected_features_) <= set(range(X.shape[1]))
 
 
+@pytest.mark.slow
 def test_default_grid_scales_C_with_the_number_of_examples():
     X, y = _data(seed=4)
     cv = StructSVMCV(budgets=[2], max_outer=3).fit(X, y)
@@ -159,6 +160,7 @@ def test_scoring_options_and_splitters():
     assert "split3_test_score" in cv.fit(X, y).cv_results_
 
 
+@pytest.mark.slow
 def test_deterministic():
     X, y = _data(seed=10)
     a = StructSVMCV(Cs=[30.0, 300.0], budgets=[2], max_outer=5).fit(X, y)

@@ -71,6 +71,7 @@ def _problem(seed, n=7, m=5, loss_name="f1"):
     return X, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss_name,k", [("error", None), ("f1", None), ("prbep", None), ("prec@k", 2), ("rec@k", 3),
                                          ("auc", None)])
 @pytest.mark.parametrize("budget", [None, 1, 2, 5])
