@@ -247,7 +247,8 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         estimator = params.pop("estimator")
         if estimator is None:
             return StructSVM(**params)
-        changed = sorted(k for k, v in params.items() if v != StructSVM().get_params()[k])
+        defaults = StructSVM().get_params()
+        changed = sorted(k for k, v in params.items() if v != defaults[k])
         if changed:
             raise ValueError(f"With estimator=... set {', '.join(changed)} on the estimator itself, not on "
                              "OneVsRestStructSVM.")

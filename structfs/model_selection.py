@@ -282,16 +282,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         probe = self._estimator(C=Cs[0], budget=budgets[0])
         loss, _, bias, tol = probe._check_params()      # every shared parameter, as StructSVM checks it
         scorer = check_scoring(self.scoring, loss)
-        if not isinstance(self.cv, numbers.Integral) or isinstance(self.cv, bool):
-            pass
-        elif self.cv < 2:
+        if self._n_folds() is not None and self._n_folds() < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}.")
         solver_params = dict(bias=bias, tol=tol, max_iter=self.max_iter, max_outer=self.max_outer,
                              max_features=self.max_features, master=self.master_solver)
         return loss, Cs, budgets, scorer, solver_params
 
+    def _n_folds(self):
+        """``cv`` when it is a number of folds (not a splitter or an iterable), else None."""
+        return self.cv if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool) else None
+
     def _folds(self, X, y):
-        if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool):
+        if self._n_folds() is not None:
             smallest = np.unique(y, return_counts=True)[1].min()
             if self.cv > smallest:
                 raise ValueError(f"cv={self.cv} folds is more than the {smallest} examples of the smallest class; "
