@@ -65,14 +65,15 @@ def _demo(args):
             points = refit_path(X_tr, y_pm, loss, cv.C_, [c[w != 0] for c, w, _ in res.path])
             points += [points[-1]] * (groups - len(points))      # converged early: the model stays
             path.append([(len(c), f1(yte, X_te[:, c] @ w + w_b)) for c, w, w_b in points])
-            l1_path.append([_linear_svc(X_tr, ytr, X_te, yte, C, l1=True) for C in l1_Cs])
-            full.append(_best_linear_svc(X_tr, ytr, X_te, yte, l1=False))
+            l1_path.append([_l1_linear_svc(X_tr, ytr, X_te, yte, C) for C in l1_Cs])
+            full.append(_best_linear_svc(X_tr, ytr, X_te, yte))
     seconds = time.perf_counter() - t0
     structfs_path = [(np.mean([p[k][0] for p in path]), np.mean([p[k][1] for p in path])) for k in range(groups)]
     lasso_path = [(np.mean([p[j][0] for p in l1_path]), np.mean([p[j][1] for p in l1_path])) for j in range(len(l1_Cs))]
     rows = [[f"StructSVM, {k + 1} group(s)", f"{n:.1f}", f"{v:.1f}"] for k, (n, v) in enumerate(structfs_path)]
     rows += [[f"L1-LinearSVC, C={C:g}", f"{n:.1f}", f"{v:.1f}"] for C, (n, v) in zip(l1_Cs, lasso_path)]
-    rows.append(["StructSVMCV (its choice)", f"{np.mean([c[0] for c in chosen]):.1f}", f"{np.mean([c[1] for c in chosen]):.1f}"])
+    choice = (np.mean([c[0] for c in chosen]), np.mean([c[1] for c in chosen]))     # (features, macro-F1)
+    rows.append(["StructSVMCV (its choice)", f"{choice[0]:.1f}", f"{choice[1]:.1f}"])
     rows.append(["LinearSVC, every pixel", f"{X.shape[1]}", f"{np.mean(full):.1f}"])
     _print_table(["model (macro over the ten digits)", "#features", "macro-F1"], rows)
     reference = float(np.mean(full))
@@ -92,25 +93,24 @@ def _demo(args):
                                label="StructSVM (feature-generation path)",
                                title="digits one-vs-rest: F1 against selected pixels",
                                baselines={"L1-LinearSVC path": list(zip(*lasso_path)),
-                                          "StructSVMCV's choice": (np.mean([c[0] for c in chosen]),
-                                                                   np.mean([c[1] for c in chosen])),
+                                          "StructSVMCV's choice": choice,
                                           "LinearSVC, every pixel": float(np.mean(full))})
         print(f"plot written to {out}")
     return 0
 
 
-def _linear_svc(X_tr, y_tr, X_te, y_te, C, l1):
-    """(nonzero weights, test F1) of a balanced (L1-)LinearSVC."""
+def _l1_linear_svc(X_tr, y_tr, X_te, y_te, C):
+    """(nonzero weights, test F1) of a balanced L1-LinearSVC."""
     from sklearn.svm import LinearSVC
 
     from .metrics import f1
 
-    kw = dict(penalty="l1", dual=False, random_state=0) if l1 else {}
-    svc = LinearSVC(C=C, class_weight="balanced", max_iter=5000, **kw).fit(X_tr, y_tr)
+    svc = LinearSVC(penalty="l1", dual=False, C=C, class_weight="balanced", max_iter=5000,
+                    random_state=0).fit(X_tr, y_tr)
     return int(np.count_nonzero(svc.coef_)), f1(y_te, svc.decision_function(X_te))
 
 
-def _best_linear_svc(X_tr, y_tr, X_te, y_te, l1):
+def _best_linear_svc(X_tr, y_tr, X_te, y_te):
     """Test F1 of a balanced LinearSVC whose C is chosen by 3-fold CV on F1."""
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import LinearSVC
