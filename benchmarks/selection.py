@@ -1,0 +1,250 @@
+"""Which selection rule should StructSVMCV use?  Every candidate's inner-CV score *and* test score.
+
+    python benchmarks/selection.py collect mil [--splits 10] [--out /tmp/sel_mil.jsonl]
+    python benchmarks/selection.py collect sms [--splits 5]
+    python benchmarks/selection.py collect r8
+    python benchmarks/selection.py analyze /tmp/sel_*.jsonl
+
+``collect`` runs the default search of ``MILESClassifier()`` / ``StructSVMCV(loss="f1")`` (R8:
+``max_features=100``) on each problem (MIL and SMS: the seeded splits of benchmarks/cv.py; R8: the 8
+topics) and, for every (sigma, C, budget) cell of the grid, the path of the same cell fitted on the
+whole training part and scored on the test part at every length. It writes one JSON line per problem,
+with the baseline's test F1 and feature count (MIL: MILES + L1-SVM; text: LinearSVC and L1-LinearSVC,
+C by 3-fold CV). ``analyze`` then replays selection rules on those lines -- each rule sees only the
+inner-CV scores -- and prints the test F1 and features of what each rule picks, paired against the
+baseline, per data set. A rule chosen this way is chosen on all dev sets at once, not on one figure.
+"""
+import argparse
+import json
+import time
+import warnings
+from collections import defaultdict
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.model_selection import StratifiedShuffleSplit
+
+from structfs import StructSVMCV
+from structfs.datasets import get_data_home, load_r8, load_sms_spam
+from structfs.metrics import f1
+from structfs.mil import MIL_BUDGETS, MILESEmbedding, SIGMA_FACTORS
+from structfs.model_selection import fold_path
+
+from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
+from mil import DATASETS, load_splits, miles_baseline  # noqa: E402
+
+
+def test_paths(cv, X, y, n_train, table):
+    """For each (C, budget) cell of ``table``: test scores and feature counts along its full-data path."""
+    loss, _, _, scorer, solver_params = cv._check_params()
+    classes = np.unique(y)
+    out = {}
+    train, test = np.arange(n_train), np.arange(n_train, X.shape[0])
+    for C, B in dict.fromkeys(zip(table["C"], table["budget"])):
+        length = max(k for c, b, k in zip(table["C"], table["budget"], table["n_groups"]) if (c, b) == (C, B)) \
+            if B is not None else 1
+        params = dict(solver_params, max_outer=length)
+        scores, n_feat, _ = fold_path(X, y, classes, train, test, loss, C, B, scorer, params, debias=cv.debias)
+        out[(C, B)] = (scores.tolist(), n_feat.tolist())
+    return out
+
+
+def rows_of(table, paths, sigma=None):
+    """One record per candidate: fold scores, mean features, and its test score/features."""
+    rows = []
+    for i, (C, B, k) in enumerate(zip(table["C"], table["budget"], table["n_groups"])):
+        scores, n_feat = paths[(C, B)]
+        j = min((k or 1) - 1, len(scores) - 1)
+        rows.append(dict(sigma=sigma, C=C, budget=B, n_groups=k, folds=list(map(float, table["scores"][i])),
+                         n_features=float(table["n_features"][i]), test=scores[j], test_features=n_feat[j]))
+    return rows
+
+
+def collect_mil(args, out):
+    data = get_data_home(args.data)
+    for name in args.datasets:
+        for split, (tr, te, y_tr, y_te) in enumerate(load_splits(data, name, args.splits)):
+            t0 = time.perf_counter()
+            emb = MILESEmbedding().fit(tr)
+            l1 = miles_baseline(emb.transform(tr), y_tr)
+            base = (f1(y_te, l1.decision_function(emb.transform(te))), int(np.count_nonzero(l1.best_estimator_.coef_)))
+            cv = StructSVMCV(loss="f1", budgets=MIL_BUDGETS)
+            D = emb.min_sq_distances(tr)
+            D_all = np.vstack([D, emb.min_sq_distances(te)])
+            y_all = np.concatenate([y_tr, y_te])
+            classes = np.unique(y_tr)
+            folds = cv._folds(np.zeros((len(tr), 1)), y_tr)
+            columns = [np.flatnonzero(np.isin(emb.pool_bag_, train)) for train, _ in folds]
+            rows = []
+            for factor in SIGMA_FACTORS:
+                sigma = emb.sigma_ * factor
+                table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns)
+                paths = test_paths(cv, np.exp(-D_all / (2 * sigma ** 2)), y_all, len(tr), table)
+                rows += rows_of(table, paths, factor)
+            rec = dict(kind="mil", data=name, split=split, baselines={"MILES+L1": base}, rows=rows,
+                       seconds=time.perf_counter() - t0)
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+            print(f"{name} split {split}: {rec['seconds']:.0f} s", flush=True)
+
+
+def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
+    import scipy.sparse as sp
+
+    t0 = time.perf_counter()
+    base = {m: (f1(yte, est.decision_function(Xte)), int(np.count_nonzero(est.coef_)))
+            for m, (est, _) in linear_baselines(Xtr, ytr).items()}
+    cv = StructSVMCV(loss="f1", **cv_params)
+    classes = np.unique(ytr)
+    table = cv.search(Xtr, ytr, classes, cv._folds(Xtr, ytr))
+    paths = test_paths(cv, sp.vstack([Xtr, Xte]).tocsr(), np.concatenate([ytr, yte]), Xtr.shape[0], table)
+    rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths),
+               seconds=time.perf_counter() - t0, **key)
+    out.write(json.dumps(rec) + "\n")
+    out.flush()
+    print(f"{name} {key}: {rec['seconds']:.0f} s", flush=True)
+
+
+def collect_sms(args, out):
+    texts, labels = load_sms_spam(args.data)
+    texts = np.asarray(texts, dtype=object)
+    y = (np.asarray(labels) == "spam").astype(int)
+    splitter = StratifiedShuffleSplit(n_splits=args.splits, test_size=0.3, random_state=0)
+    for split, (tr, te) in enumerate(splitter.split(texts, y)):
+        vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
+        collect_text("sms", vec.fit_transform(texts[tr]), y[tr], vec.transform(texts[te]), y[te], out, {},
+                     split=split)
+
+
+def collect_r8(args, out):
+    xtr, ytr, xte, yte = load_r8(args.data)
+    vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
+    Xtr, Xte = vec.fit_transform(xtr), vec.transform(xte)
+    for topic in sorted(set(ytr)):
+        collect_text("r8", Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int), out,
+                     dict(max_features=100), split=topic)
+
+
+# --------------------------------------------------------------------------------------------------
+# Selection rules: each gets the candidate rows of one problem and returns the index it picks.
+
+def _mean(rows):
+    return np.array([np.mean(r["folds"]) for r in rows])
+
+
+def _se(rows):
+    return np.array([np.std(r["folds"], ddof=1) / np.sqrt(len(r["folds"])) for r in rows])
+
+
+def _argmax(rows, score):
+    """Best score; ties to fewer features, then smaller C (StructSVMCV's rule)."""
+    order = np.lexsort((np.array([r["C"] for r in rows]), np.array([r["n_features"] for r in rows]), -score))
+    return int(order[0])
+
+
+def rule_max(rows):
+    return _argmax(rows, _mean(rows))
+
+
+def _cells(rows):
+    cells = defaultdict(list)
+    for i, r in enumerate(rows):
+        cells[(r["sigma"], r["C"], r["budget"])].append(i)
+    return cells
+
+
+def rule_smooth(rows):
+    """Mean score averaged with its neighbours along each cell's path (window 3) before the argmax."""
+    score = _mean(rows)
+    smooth = score.copy()
+    for idx in _cells(rows).values():
+        s = score[idx]
+        pad = np.concatenate(([s[0]], s, [s[-1]]))
+        smooth[idx] = (pad[:-2] + pad[1:-1] + pad[2:]) / 3
+    return _argmax(rows, smooth)
+
+
+def rule_pooled_rank(rows):
+    """Per fold, rank the candidates; pick the best mean rank (robust to one fold's scale)."""
+    folds = np.array([r["folds"] for r in rows])
+    ranks = np.argsort(np.argsort(-folds, axis=0), axis=0)
+    return _argmax(rows, -ranks.mean(axis=1))
+
+
+def rule_one_se_path(rows):
+    """Best cell by max; along that cell's path the shortest length within one SE of the best."""
+    score, se = _mean(rows), _se(rows)
+    best = rule_max(rows)
+    r = rows[best]
+    idx = _cells(rows)[(r["sigma"], r["C"], r["budget"])]
+    ok = [i for i in idx if score[i] >= score[best] - se[best]]
+    return min(ok, key=lambda i: rows[i]["n_features"])
+
+
+def rule_cell_mean(rows):
+    """Choose the cell by its path's mean score (robust), then the length by max along it."""
+    score = _mean(rows)
+    cells = _cells(rows)
+    best_cell = max(cells, key=lambda c: (np.mean(np.sort(score[cells[c]])[-3:]), -c[1]))
+    idx = cells[best_cell]
+    return idx[_argmax([rows[i] for i in idx], score[idx])]
+
+
+def rule_sigma1(rows):
+    """The default width only (no sigma search), then max."""
+    keep = [i for i, r in enumerate(rows) if r["sigma"] in (None, 1.0)]
+    return keep[rule_max([rows[i] for i in keep])]
+
+
+RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "mean fold rank": rule_pooled_rank,
+         "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1}
+
+
+def analyze(paths):
+    recs = [json.loads(line) for p in paths for line in open(p)]
+    by_data = defaultdict(list)
+    for rec in recs:
+        by_data[rec["data"]].append(rec)
+    for data, group in by_data.items():
+        baselines = list(group[0]["baselines"])
+        print(f"\n### {data} ({len(group)} problems)\n")
+        print("| rule | test F1 | features | " + " | ".join(f"− {b} (± SE)" for b in baselines) + " | oracle gap |")
+        print("|---|---|---|" + "---|" * len(baselines) + "---|")
+        for name, rule in RULES.items():
+            f, n, d, gap = [], [], defaultdict(list), []
+            for rec in group:
+                rows = rec["rows"]
+                r = rows[rule(rows)]
+                f.append(r["test"])
+                n.append(r["test_features"])
+                gap.append(max(x["test"] for x in rows) - r["test"])
+                for b in baselines:
+                    d[b].append(r["test"] - rec["baselines"][b][0])
+            cells = [f"{np.mean(d[b]):+.2f} ± {np.std(d[b], ddof=1) / np.sqrt(len(d[b])) if len(d[b]) > 1 else 0:.2f}"
+                     for b in baselines]
+            print(f"| {name} | {np.mean(f):.2f} | {np.mean(n):.1f} | " + " | ".join(cells) + f" | {np.mean(gap):.2f} |")
+        print("| baselines | " + "; ".join(f"{b} {np.mean([r['baselines'][b][0] for r in group]):.2f} with "
+                                         f"{np.mean([r['baselines'][b][1] for r in group]):.1f}" for b in baselines) + " |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["collect", "analyze"])
+    parser.add_argument("what", nargs="+", help="collect: mil, sms or r8; analyze: JSON-lines files")
+    parser.add_argument("--data", default=None, help="data directory (default: $STRUCTFS_DATA)")
+    parser.add_argument("--splits", type=int, default=10)
+    parser.add_argument("--datasets", nargs="+", default=DATASETS)
+    parser.add_argument("--out", default=None, help="collect: output file (default /tmp/sel_<what>.jsonl)")
+    args = parser.parse_args()
+    if args.command == "analyze":
+        return analyze(args.what)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for what in args.what:
+            with open(args.out or f"/tmp/sel_{what}.jsonl", "a") as out:
+                {"mil": collect_mil, "sms": collect_sms, "r8": collect_r8}[what](args, out)
+
+
+if __name__ == "__main__":
+    main()
