@@ -177,6 +177,8 @@ def _estimator(args, n_classes):
 
     loss = _loss_name(args.loss)
     loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
+    if loss in ("fbeta", "pauc") and args.beta is not None:
+        loss_params = {"beta": args.beta}
     params = dict(loss=loss, loss_params=loss_params, C=args.C, budget=args.budget, bias=args.bias,
                   tol=args.tol, max_outer=args.max_outer, max_features=args.max_features, refit=args.refit,
                   verbose=max(0, args.verbose - 1))
@@ -245,7 +247,7 @@ def _predict(args):
     return 0
 
 
-def evaluate_scores(classes, scores, y, k_frac=None):
+def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1):
     """Every measure (percent); macro-averaged over one-vs-rest columns for more than two classes."""
     from . import metrics
 
@@ -253,27 +255,33 @@ def evaluate_scores(classes, scores, y, k_frac=None):
     targets = [classes[1]] if scores.ndim == 1 else list(classes)
     out = {}
     for name, fn in (("F1", metrics.f1), ("PRBEP", metrics.prbep), ("Prec@k", metrics.precision_at_k),
-                     ("Rec@k", metrics.recall_at_k), ("ROC-AUC", metrics.roc_auc), ("Error", metrics.error_rate)):
+                     ("Rec@k", metrics.recall_at_k), ("ROC-AUC", metrics.roc_auc), ("AP", metrics.average_precision),
+                     ("pAUC", metrics.partial_auc), ("Error", metrics.error_rate)):
         values = []
         for col, target in zip(columns, targets):
             yy = np.where(y == target, 1, -1)
-            if name in ("PRBEP", "Rec@k", "ROC-AUC") and (yy > 0).sum() in (0, len(yy)):
+            if name in ("PRBEP", "Rec@k", "ROC-AUC", "AP", "pAUC") and (yy > 0).sum() in (0, len(yy)):
                 continue
             kw = {"k_frac": k_frac} if k_frac and name in ("Prec@k", "Rec@k") else {}
+            if name == "pAUC":
+                kw = {"beta": beta}
             values.append(fn(yy, col, **kw))
         out[name] = float(np.mean(values)) if values else float("nan")
     return out
 
 
 def _evaluate(args):
+    from .metrics import resolve_beta
+
+    resolve_beta(args.beta, "--beta")                 # before reading anything
     model, scores, y = _scores_for(args)
     unknown = np.setdiff1d(np.unique(y), np.asarray(model.classes_, dtype=float))
     if unknown.size:
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
-    result = evaluate_scores(model.classes_, scores, y, args.p)
+    result = evaluate_scores(model.classes_, scores, y, args.p, args.beta)
     label = "macro-averaged over %d classes" % len(model.classes_) if scores.ndim == 2 else "binary"
-    print(f"{args.test_file}: {len(y)} examples ({label})")
+    print(f"{args.test_file}: {len(y)} examples ({label}; pAUC over false-positive rates up to {args.beta:g})")
     for name, value in result.items():
         print(f"{name:8s} {value:8.3f}")
     return 0
@@ -315,7 +323,8 @@ def _fit_budget(args, budget, n_classes, X, y, Xt, yt):
     clf.fit(X, y)
     seconds = time.perf_counter() - t0
     nf = _mean_selected(clf)
-    value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p)[args.measure]
+    beta = args.beta if args.beta is not None and _loss_name(args.loss) == "pauc" else 0.1
+    value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p, beta)[args.measure]
     return budget, nf, value, seconds
 
 
@@ -352,11 +361,13 @@ def build_parser():
     def learning_options(p):
         p.add_argument("-c", dest="C", type=float, default=1000.0, help="trade-off C, as svm_perf_learn -c (default 1000)")
         p.add_argument("-l", dest="loss", default="f1",
-                       help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, or SVMperf's code 1 (F1), "
+                       help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, or SVMperf's code 1 (F1), "
                             "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); default f1")
         p.add_argument("--b", dest="bias", type=float, default=1.0, help="value of the bias feature (0: none; default 1)")
         p.add_argument("--p", dest="p", type=float, default=None,
                        help="k for Prec@k/Rec@k as a fraction of the positives (default 0.5 for Prec@k, 2 for Rec@k)")
+        p.add_argument("--beta", dest="beta", type=float, default=None,
+                       help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted (default 0.1)")
         p.add_argument("-e", dest="tol", type=float, default=0.01,
                        help="tolerance as svm_perf_learn -e: slack precision in percent (default 0.01)")
         p.add_argument("--max-outer", dest="max_outer", type=int, default=30,
@@ -387,13 +398,15 @@ def build_parser():
     evaluate.add_argument("test_file", metavar="TEST_FILE")
     evaluate.add_argument("model_file", metavar="MODEL_FILE")
     evaluate.add_argument("--p", dest="p", type=float, default=None, help="k for Prec@k/Rec@k as a fraction of positives")
+    evaluate.add_argument("--beta", dest="beta", type=float, default=0.1,
+                          help="largest false-positive rate of the partial ROC area (default 0.1)")
     evaluate.set_defaults(func=_evaluate)
 
     path = sub.add_parser("path", help="sweep feature budgets: table and PNG of measure vs #features")
     path.add_argument("train_file", metavar="TRAIN_FILE")
     path.add_argument("--test", default=None, help="test file (default: a seeded 30%% split of TRAIN_FILE)")
     path.add_argument("--budgets", type=int, nargs="+", default=[2, 5, 10, 20, 50])
-    path.add_argument("--measure", default="F1", choices=["F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "Error"])
+    path.add_argument("--measure", default="F1", choices=["F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "AP", "pAUC", "Error"])
     path.add_argument("--plot", default="structfs-path.png", help="PNG to write ('' for none)")
     learning_options(path)
     path.set_defaults(func=_path, budget=None)

@@ -5,9 +5,14 @@ All measures take true labels (``{-1,+1}``, ``{0,1}`` or bool) and real-valued d
 * F1 / F_beta / accuracy / error rate label an example positive when its score is > 0;
 * Prec@k / Rec@k label the ``k`` highest scores positive (ties broken by position, stably);
 * PRBEP is the precision of the top-P scores (P = number of positives), where precision = recall;
-* ROC-AUC counts tied positive/negative pairs as one half.
+* ROC-AUC counts tied positive/negative pairs as one half;
+* average precision and the partial ROC area are scikit-learn's (``average_precision_score``; the
+  area under the ROC curve over false-positive rates [0, beta], interpolated at beta as
+  ``roc_auc_score(max_fpr=beta)`` does before its McClish standardisation), the partial area divided
+  by beta so that 100 is a perfect ranking.
 
-These are exactly ``100 - Delta`` of the corresponding losses in :mod:`structfs.losses`.
+These are exactly ``100 - Delta`` of the corresponding losses in :mod:`structfs.losses` (for "ap"
+and "pauc" on untied scores; "pauc" when beta N is a whole number of negatives).
 """
 import numpy as np
 from scipy.stats import rankdata
@@ -16,7 +21,7 @@ from ._validation import check_binary_labels, check_positive_float, check_positi
 
 __all__ = [
     "contingency_table", "f1", "fbeta", "accuracy", "error_rate", "precision_at_k", "recall_at_k",
-    "prbep", "roc_auc", "resolve_k", "MEASURES", "get_scorer", "StructScorer",
+    "prbep", "roc_auc", "average_precision", "partial_auc", "resolve_k", "resolve_beta", "MEASURES", "get_scorer", "StructScorer",
 ]
 
 
@@ -137,6 +142,61 @@ def roc_auc(y_true, scores):
     return 100.0 * (ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
 
 
+def _ranked_counts(y, s):
+    """True and false positives above each distinct score threshold, highest threshold first."""
+    order = np.argsort(-s, kind="stable")
+    s_sorted, pos_sorted = s[order], y[order] > 0
+    ends = np.flatnonzero(np.diff(s_sorted) != 0)            # last index of every group of tied scores
+    ends = np.append(ends, s_sorted.shape[0] - 1)
+    tps = np.cumsum(pos_sorted)[ends]
+    return tps, ends + 1 - tps
+
+
+def average_precision(y_true, scores):
+    """Average precision in percent: sum over thresholds of (recall gained) x precision, tied scores
+    forming one threshold -- scikit-learn's ``average_precision_score``."""
+    y, s = _prepare(y_true, scores)
+    n_pos = int(np.count_nonzero(y > 0))
+    if n_pos == 0:
+        raise ValueError("y_true has no positive example; average precision needs at least one.")
+    tps, fps = _ranked_counts(y, s)
+    recall_gain = np.diff(np.concatenate(([0], tps))) / n_pos
+    return 100.0 * float(np.sum(recall_gain * tps / (tps + fps)))
+
+
+def resolve_beta(beta, name="beta"):
+    """beta of the partial ROC area: a number in (0, 1]; ValueError naming ``name`` otherwise."""
+    if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number in (0, 1], got {beta!r}.")
+    beta = float(beta)
+    if not (0.0 < beta <= 1.0):
+        raise ValueError(f"{name} must be in (0, 1] (the largest false-positive rate counted), got {beta!r}.")
+    return beta
+
+
+def partial_auc(y_true, scores, beta=0.1):
+    """ROC area over false-positive rates [0, beta] divided by beta, in percent (100: every positive
+    above the top beta-fraction of the negatives). Tied scores give a diagonal ROC segment, and the
+    curve is interpolated at beta, as in scikit-learn's ``roc_auc_score(max_fpr=beta)``, which then
+    reports 50 (1 + (A - beta^2/2) / (beta - beta^2/2)) for the unnormalised area A = beta *
+    partial_auc / 100 (McClish's standardisation); beta = 1 is the ROC area."""
+    beta = resolve_beta(beta)
+    y, s = _prepare(y_true, scores)
+    n_pos = int(np.count_nonzero(y > 0))
+    n_neg = y.shape[0] - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("y_true must contain both classes for the partial ROC area.")
+    tps, fps = _ranked_counts(y, s)
+    fpr = np.concatenate(([0.0], fps / n_neg))
+    tpr = np.concatenate(([0.0], tps / n_pos))
+    stop = int(np.searchsorted(fpr, beta, side="right"))
+    if stop < fpr.shape[0]:                  # cut the curve at beta, interpolating its segment there
+        tpr = np.append(tpr[:stop], np.interp(beta, fpr[stop - 1:stop + 1], tpr[stop - 1:stop + 1]))
+        fpr = np.append(fpr[:stop], beta)
+    area = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
+    return 100.0 * area / beta
+
+
 MEASURES = {
     "f1": f1,
     "fbeta": fbeta,
@@ -146,6 +206,8 @@ MEASURES = {
     "rec@k": recall_at_k,
     "prbep": prbep,
     "auc": roc_auc,
+    "ap": average_precision,
+    "pauc": partial_auc,
 }
 _GREATER_IS_BETTER = {"error": False}
 

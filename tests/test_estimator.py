@@ -86,7 +86,7 @@ def _close_within_gaps(a, b):
     return diff <= np.sqrt(2 * a.gap_) + np.sqrt(2 * b.gap_) + 1e-9
 
 
-@pytest.mark.parametrize("loss", ["error", "f1", "prbep", "auc", "rec@k"])
+@pytest.mark.parametrize("loss", ["error", "f1", "prbep", "auc", "rec@k", "ap", "pauc"])
 def test_every_loss_trains(loss):
     X, y = _data(seed=2)
     clf = StructSVM(loss=loss, C=100.0).fit(X, y)
@@ -212,7 +212,7 @@ def test_fit_cap_trims_the_last_group_to_its_most_violated_new_columns():
     assert full and group.tolist() == [1, 2, 3, 5]
 
 
-@pytest.mark.parametrize("loss", ["error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc"])
+@pytest.mark.parametrize("loss", ["error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc", "ap", "pauc"])
 def test_every_builtin_loss_and_its_models_pickle(loss):
     import pickle
 

@@ -17,6 +17,9 @@ def all_outputs(y, loss_name, k=None):
     """(coef, Delta) of every output: labelings (restricted as the loss says) or pairwise orderings."""
     n = len(y)
     loss = get_loss(loss_name, **({"k": k} if k else {}))
+    if loss_name in ("ap", "pauc"):      # rankings, enumerated by the loss itself (checked independently
+        yield from loss.outputs(y)       # in test_retrieval_losses)
+        return
     if loss_name == "auc":
         pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
         P, N = len(pos), len(neg)
@@ -66,14 +69,14 @@ def _problem(seed, n=7, m=5, loss_name="f1"):
     X = rng.normal(size=(n, m))
     y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
     y[:2] = [1.0, -1.0]
-    if loss_name == "auc":   # keep P * N small enough to enumerate orderings
+    if loss_name in ("auc", "ap", "pauc"):   # keep P * N small enough to enumerate orderings
         X, y = X[:6], np.array([1.0, -1, 1, -1, -1, 1])
     return X, y
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("loss_name,k", [("error", None), ("f1", None), ("prbep", None), ("prec@k", 2), ("rec@k", 3),
-                                         ("auc", None)])
+                                         ("auc", None), ("ap", None), ("pauc", None)])
 @pytest.mark.parametrize("budget", [None, 1, 2, 5])
 @pytest.mark.parametrize("bias", [0.0, 1.0])
 def test_objective_matches_exact_optimum(loss_name, k, budget, bias):

@@ -8,6 +8,7 @@ from .base import ContingencyLoss, Loss, SortedClasses
 from .error import ErrorRateLoss
 from .fmeasure import F1Loss, FBetaLoss
 from .ranking import PRBEPLoss, PrecisionAtKLoss, RecallAtKLoss
+from .retrieval import AveragePrecisionLoss, PartialAUCLoss
 
 LOSSES = {
     "error": ErrorRateLoss,
@@ -17,6 +18,8 @@ LOSSES = {
     "rec@k": RecallAtKLoss,
     "prbep": PRBEPLoss,
     "auc": ROCAreaLoss,
+    "ap": AveragePrecisionLoss,
+    "pauc": PartialAUCLoss,
 }
 
 # svm_perf_learn -l codes for the losses structfs shares with it.
@@ -40,4 +43,4 @@ def get_loss(name, **params):
 
 __all__ = ["Loss", "ContingencyLoss", "SortedClasses", "get_loss", "LOSSES", "SVMPERF_CODES",
            "ErrorRateLoss", "F1Loss", "FBetaLoss", "PrecisionAtKLoss", "RecallAtKLoss", "PRBEPLoss",
-           "ROCAreaLoss"]
+           "ROCAreaLoss", "AveragePrecisionLoss", "PartialAUCLoss"]

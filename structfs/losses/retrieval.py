@@ -1,0 +1,202 @@
+"""Retrieval losses over rankings: average precision ("ap") and partial ROC area ("pauc").
+
+Both take the pairwise joint feature of "auc" (CONTRACT section 2): an output orders every pair
+(i positive, j negative), and a pair ranked the wrong way ("swapped") adds scale * (x_i - x_j) to Psi,
+so coef_i = scale * #swapped pairs of positive i, coef_j = -scale * #swapped pairs of negative j.
+Unlike "auc", the outputs are rankings (pairwise orders consistent with one total order).
+
+AP (Yue, Finley, Radlinski & Joachims, SIGIR 2007; scale 100/(P N)). In a most violated ranking each
+class keeps its score order (exchange argument), so a ranking is an interleaving: negative j (the
+j-th highest) sits just above positive k_j (the k_j-th highest), k_1 <= ... <= k_N in 1..P+1. Adding
+the negatives in order, negative j pushes down positives k_j..P, each then preceded by j - 1 negatives,
+so with a_ij = i/(i+j-1) - i/(i+j) (the precision positive i loses)
+
+    Delta = 100 (1 - AP) = (100/P) sum_j sum_{i >= k_j} a_ij,
+    H = sum_j G_j(k_j),   G_j(k) = sum_{i >= k} [(100/P) a_ij - scale (s+_i - s-_j)].
+
+H separates over the negatives. a_ij decreases strictly in j and s-_j does not increase, so G_j has
+strictly increasing differences in (j, k): every maximiser of G_{j+1} lies at or after every maximiser
+of G_j. The per-negative maxima therefore form a valid interleaving, and divide and conquer over j
+(maximise the middle negative over its k range, split the range at its answer) finds them all with
+O((P + N) log N) evaluations of G, each O(1) from prefix sums of the positive scores and harmonic
+numbers (sum_{i=k}^P a_ij = j (H_{P+j} - H_{k+j-1}) - (j-1) (H_{P+j-1} - H_{k+j-2})): O(n log n)
+with the two sorts. Yue et al. interleave greedily; this is the same optimum with a bound that does
+not depend on P N.
+
+pAUC over false-positive rates [0, beta] (Narasimhan & Agarwal, ICML 2013; scale 100/(P k),
+k = ceil(beta N)): an output chooses k negatives -- the top k of the output ranking -- and orders
+every pair of a positive with one of them; Delta is 100 x the fraction of those P k pairs swapped.
+Every pair term (scale)(1 - (s_i - s_j)) grows with s_j, so the most violated output takes the k
+highest-scoring negatives and, among them, swaps exactly the pairs with s_i - 1 < s_j ("auc"'s
+oracle on that subset; the result is a ranking, by the values s_i - 1 / s_j). O(n) selection plus
+O((P + k) log(P + k)).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from ..metrics import average_precision, partial_auc, resolve_beta
+from .auc import _count_swaps
+from .base import Loss
+
+
+class _RankingLoss(Loss):
+    """Shared: both classes needed; every ranking enumerated for ``structfs.testing.check_loss``."""
+
+    def _check_classes(self, y):
+        if not ((y > 0).any() and (y < 0).any()):
+            raise ValueError(f"y must contain both classes (-1 and +1) for the {self.name} loss.")
+
+    def outputs(self, y):
+        """Every ranking of the n examples as (coef, delta), duplicates removed: n! orders, for
+        verification on tiny n (``structfs.testing.check_loss``)."""
+        import itertools
+
+        n = y.shape[0]
+        orders = np.array(list(itertools.permutations(range(n))), dtype=np.int64)   # top first
+        ranked_pos = (y > 0)[orders]
+        neg_above = np.cumsum(~ranked_pos, axis=1)       # per position: negatives ranked at or above it
+        pos_below = ranked_pos.sum(axis=1, keepdims=True) - np.cumsum(ranked_pos, axis=1)
+        swapped_pos = np.where(ranked_pos, neg_above, 0)
+        swapped_neg = np.where(ranked_pos, 0, pos_below)
+        coef_sorted, delta = self._ranking_outputs(ranked_pos, swapped_pos, swapped_neg)
+        coef = np.empty_like(coef_sorted)
+        np.put_along_axis(coef, orders, coef_sorted, axis=1)
+        table = np.unique(np.column_stack([coef, delta]), axis=0)
+        for row in table:
+            yield row[:-1], row[-1]
+
+
+class AveragePrecisionLoss(_RankingLoss):
+    """Delta = 100 (1 - AP) of a ranking (SVM^map); measure: average precision of the scores, as
+    scikit-learn's ``average_precision_score``."""
+
+    name = "ap"
+
+    def oracle(self, y, s):
+        pos = y > 0
+        idx_pos, idx_neg = np.flatnonzero(pos), np.flatnonzero(~pos)
+        order_pos = idx_pos[np.argsort(-s[idx_pos])]           # each class by decreasing score
+        order_neg = idx_neg[np.argsort(-s[idx_neg])]
+        P, N = order_pos.shape[0], order_neg.shape[0]
+        slot = _ap_interleaving(s[order_pos], s[order_neg])     # k_j - 1, non-decreasing
+        # positive i (0-based) is preceded by the negatives with slot <= i
+        neg_above = np.searchsorted(slot, np.arange(P), side="right").astype(np.float64)
+        scale = 100.0 / (P * N)
+        coef = np.empty(y.shape[0])
+        coef[order_pos] = scale * neg_above
+        coef[order_neg] = -scale * (P - slot)
+        ranks = np.arange(1, P + 1)
+        delta = 100.0 * (1.0 - np.mean(ranks / (ranks + neg_above)))
+        return coef, max(delta, 0.0)
+
+    def _ranking_outputs(self, ranked_pos, swapped_pos, swapped_neg):
+        P = int(ranked_pos[0].sum())
+        N = ranked_pos.shape[1] - P
+        position = np.arange(1, ranked_pos.shape[1] + 1)
+        hits = np.cumsum(ranked_pos, axis=1)
+        ap = np.where(ranked_pos, hits / position, 0.0).sum(axis=1) / P
+        scale = 100.0 / (P * N)
+        return scale * (swapped_pos - swapped_neg), 100.0 * (1.0 - ap)
+
+    def _score(self, y, s):
+        return average_precision(y, s)
+
+
+@njit(cache=True)
+def _ap_interleaving(s_pos, s_neg):
+    """0-based slot k_j - 1 of every negative (sorted decreasingly, as are the positives) in the most
+    violated AP ranking: negative j sits above positives slot_j.. and below the others."""
+    P, N = s_pos.shape[0], s_neg.shape[0]
+    harmonic = np.zeros(P + N + 1)
+    for t in range(1, P + N + 1):
+        harmonic[t] = harmonic[t - 1] + 1.0 / t
+    suffix = np.zeros(P + 1)                 # suffix[k] = sum of s_pos[k:]
+    for i in range(P - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + s_pos[i]
+    ap_scale = 100.0 / P
+    pair_scale = 100.0 / (P * N)
+    slot = np.empty(N, dtype=np.int64)
+    # divide and conquer over negatives; a stack of (j_lo, j_hi, k_lo, k_hi), inclusive ranges. Each
+    # pop pushes two halves, so the stack holds at most 2 log2(N) + 2 ranges.
+    stack = np.empty((130, 4), dtype=np.int64)
+    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, N - 1, 0, P
+    top = 1
+    while top > 0:
+        top -= 1
+        j_lo, j_hi, k_lo, k_hi = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
+        if j_lo > j_hi:
+            continue
+        if k_lo == k_hi:                      # the range is pinned: every negative in it has that slot
+            slot[j_lo:j_hi + 1] = k_lo
+            continue
+        j0 = (j_lo + j_hi) // 2
+        j = j0 + 1                            # 1-based rank of the negative
+        # G(k) for the 0-based slot k (positives k.. pushed down, 1-based k+1..P):
+        #   (100/P) sum_{i=k+1}^{P} a_ij - (100/(P N)) (sum_{i>k} s+_i - (P - k) s-_j)
+        # with sum_{i=k+1}^{P} a_ij = c_j - j H_{k+j} + (j-1) H_{k+j-1}
+        c_j = j * harmonic[P + j] - (j - 1) * harmonic[P + j - 1]
+        shift = pair_scale * s_neg[j0]
+        best, best_k = 0.0, P                 # k = P: below every positive, G = 0
+        for k in range(k_hi, k_lo - 1, -1):
+            if k == P:
+                continue
+            g = (ap_scale * (c_j - j * harmonic[k + j] + (j - 1) * harmonic[k + j - 1])
+                 - pair_scale * suffix[k] + (P - k) * shift)
+            if g > best or best_k > k_hi:     # ties: the later slot (fewer swaps)
+                best, best_k = g, k
+        slot[j0] = best_k
+        stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = j_lo, j0 - 1, k_lo, best_k
+        top += 1
+        stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = j0 + 1, j_hi, best_k, k_hi
+        top += 1
+    return slot
+
+
+def top_negatives(beta, n_neg):
+    """k = ceil(beta N), at least 1; beta N is rounded to 9 decimals first (0.1 * 30 is 3, not 4)."""
+    return max(1, int(math.ceil(round(beta * n_neg, 9))))
+
+
+class PartialAUCLoss(_RankingLoss):
+    """Delta = 100 x (swapped pairs among the positives and the top ceil(beta N) negatives of the
+    output) / (P ceil(beta N)) (SVM^pAUC, FPR range [0, beta]); measure: the ROC area over FPR in
+    [0, beta] divided by beta, in percent (``structfs.metrics.partial_auc``)."""
+
+    name = "pauc"
+
+    def __init__(self, beta=0.1):
+        self.beta = resolve_beta(beta)
+
+    @property
+    def params(self):
+        return {"beta": self.beta}
+
+    def oracle(self, y, s):
+        pos = y > 0
+        neg = np.flatnonzero(~pos)
+        k = top_negatives(self.beta, neg.shape[0])
+        if k < neg.shape[0]:
+            neg = neg[np.argpartition(-s[neg], k - 1)[:k]]
+        subset = np.concatenate([np.flatnonzero(pos), neg])
+        sub_pos = pos[subset]
+        values = np.where(sub_pos, s[subset] - 1.0, s[subset])
+        swapped, total = _count_swaps(values, np.argsort(values), sub_pos)
+        scale = 100.0 / (np.count_nonzero(pos) * k)
+        coef = np.zeros(y.shape[0])
+        coef[subset] = scale * np.where(sub_pos, swapped, -swapped)
+        return coef, scale * total
+
+    def _ranking_outputs(self, ranked_pos, swapped_pos, swapped_neg):
+        P = int(ranked_pos[0].sum())
+        k = top_negatives(self.beta, ranked_pos.shape[1] - P)
+        # only the top k negatives of each ranking count: a positive's swaps are capped at k
+        neg_rank = np.cumsum(~ranked_pos, axis=1)
+        in_top = ~ranked_pos & (neg_rank <= k)
+        scale = 100.0 / (P * k)
+        swapped = np.where(ranked_pos, np.minimum(swapped_pos, k), 0) - np.where(in_top, swapped_neg, 0)
+        return scale * swapped, scale * np.minimum(swapped_pos, k).sum(axis=1)
+
+    def _score(self, y, s):
+        return partial_auc(y, s, self.beta)
