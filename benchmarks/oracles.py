@@ -13,7 +13,7 @@ import numpy as np
 from structfs.losses import get_loss
 
 LOSSES = [("error", {}), ("f1", {}), ("fbeta", {"beta": 2.0}), ("prec@k", {"k_frac": 0.5}),
-          ("rec@k", {"k_frac": 2.0}), ("prbep", {}), ("auc", {})]
+          ("rec@k", {"k_frac": 2.0}), ("prbep", {}), ("auc", {}), ("ap", {}), ("pauc", {"beta": 0.1})]
 
 
 def best_time(fn, repeat):

@@ -39,7 +39,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     loss : str or structfs.losses.Loss, default="f1"
-        "error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc", or a loss object.
+        "error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc", "ap", "pauc", or a loss object.
     C : float, default=1000.0
         Trade-off of the loss, with exactly the meaning of ``svm_perf_learn -c``. For the error loss
         it equals scikit-learn's ``LinearSVC(loss="hinge", C=C * 100 / n_samples)``.

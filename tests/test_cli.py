@@ -234,3 +234,22 @@ def test_demo_shows_the_choice_the_path_and_the_baselines(tmp_path, capsys):
     for text in ("StructSVM, 1 group(s)", "L1-LinearSVC, C=", "StructSVMCV (its choice)", "LinearSVC, every pixel"):
         assert text in out
     assert (tmp_path / "demo.png").stat().st_size > 1000
+
+
+def test_retrieval_losses_train_with_beta_and_evaluate_prints_ap_and_pauc(digits_files, tmp_path, capsys):
+    from sklearn.datasets import load_svmlight_file
+    from sklearn.metrics import average_precision_score
+
+    model = tmp_path / "pauc.model"
+    assert main(["train", "-l", "pauc", "--beta", "0.2", "-c", "100", "-B", "3", "-v", "0",
+                 str(digits_files["bin.train"]), str(model)]) == 0
+    assert load_model(model).loss_params == {"beta": 0.2}
+    capsys.readouterr()
+    assert main(["evaluate", "--beta", "0.2", str(digits_files["bin.test"]), str(model)]) == 0
+    printed = capsys.readouterr().out
+    Xt, yt = load_svmlight_file(str(digits_files["bin.test"]), n_features=64, zero_based=False)
+    ap = 100 * average_precision_score(yt, load_model(model).decision_function(Xt))
+    assert f"AP       {ap:8.3f}" in printed and "pAUC" in printed and "up to 0.2" in printed
+    assert main(["evaluate", "--beta", "1.5", str(digits_files["bin.test"]), str(model)]) == 1
+    assert "--beta must be in (0, 1]" in capsys.readouterr().err
+    assert main(["train", "-l", "ap", "-v", "0", str(digits_files["bin.train"]), str(tmp_path / "ap.model")]) == 0
