@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_positive_float, check_positive_int
 from .losses import get_loss
-from .solvers import effective_budget, primal_objective, solve
+from .solvers import effective_budget, primal_objective, select_columns, solve
 
 
 class LinearBinaryMixin:
@@ -186,7 +186,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         selected = np.flatnonzero(result.w)
         if selected.size == 0:
             return result
-        X_sel = sp.csc_matrix(X)[:, selected] if sp.issparse(X) else np.asarray(X)[:, selected]
+        X_sel = select_columns(X, selected)
         sub = solve(X_sel, y_pm, loss, float(self.refit), budget=None, bias=bias, tol=tol,
                     max_iter=self.max_iter, verbose=self.verbose)
         w = np.zeros(X.shape[1])
@@ -195,7 +195,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         coef, delta = loss.oracle(y_pm, scores)
         xi = max(0.0, delta - float(coef @ scores))
         result.w, result.w_b = w, sub.w_b
-        result.objective = primal_objective(w, sub.w_b, xi, C, budget)
+        result.objective = primal_objective(sub.w, sub.w_b, xi, C, budget)   # zeros leave the norm as is
         result.history = result.history + sub.history
         return result
 

@@ -101,7 +101,9 @@ def save_model(estimator, path):
         raise TypeError("save_model writes one-vs-rest models made of StructSVMs; this one holds "
                         f"{type(binaries[0]).__name__} (pickle it, or save each estimators_[i].estimator_).")
     for b in binaries:
-        if not (np.isfinite(b.coef_).all() and np.isfinite(b.intercept_).all()):
+        w = b.coef_[0]
+        if not (np.isfinite(w[np.flatnonzero(w)]).all() and np.isfinite(b.intercept_).all()):   # nonzeros only:
+            # no temporary of the size of the index space (hashed features: 2^31)
             raise ValueError("save_model refuses a model with non-finite weights.")
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "structfs_version": __version__,

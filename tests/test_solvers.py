@@ -282,3 +282,32 @@ def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):
     assert ws.age.tolist() == [0, 0, 3, 3]
     ws.drop_planes(ws.age <= 2)
     assert ws.K == 2 and ws.groups[0].G.shape == (2, 2)
+
+
+def test_memory_follows_the_data_not_the_index_space():
+    """A sparse X whose features are scattered over a huge index space (hashing) is solved on the
+    columns that occur: the same model as on the compressed matrix, in X's numbering, and no CSC
+    copy (one pointer per index) is made."""
+    import scipy.sparse as sp
+
+    from structfs import StructSVM
+    from structfs.solvers import PathRefitter, occurring_columns, select_columns
+
+    rng = np.random.default_rng(0)
+    n, k, m = 60, 12, 10 ** 8
+    dense = rng.normal(size=(n, k)) * (rng.random((n, k)) < 0.5)
+    columns = np.sort(rng.choice(m, size=k, replace=False))
+    X = sp.csr_matrix((dense[dense != 0], np.broadcast_to(columns, (n, k))[dense != 0],
+                       np.concatenate(([0], np.cumsum((dense != 0).sum(axis=1))))), shape=(n, m))
+    y = np.where(dense[:, 0] + dense[:, 1] + 0.2 * rng.normal(size=n) > 0, 1, 0)
+    assert np.array_equal(occurring_columns(X), columns[(dense != 0).any(axis=0)])
+    assert np.array_equal(select_columns(X, columns).toarray(), dense)
+    for params in ({}, {"budget": 3, "refit": 30.0}):
+        big = StructSVM(C=10.0, **params).fit(X, y)
+        small = StructSVM(C=10.0, **params).fit(sp.csr_matrix(dense), y)
+        assert np.allclose(big.coef_[0, columns], small.coef_[0]) and big.objective_ == pytest.approx(small.objective_)
+        assert np.array_equal(big.selected_features_, columns[small.selected_features_])
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    cols, w, _ = PathRefitter(X, y_pm, get_loss("f1"), 10.0).refit(columns[[0, 1, 2]])
+    cols_s, w_s, _ = PathRefitter(dense, y_pm, get_loss("f1"), 10.0).refit(np.array([0, 1, 2]))
+    assert np.array_equal(cols, columns[cols_s]) and np.allclose(w, w_s)
