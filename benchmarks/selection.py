@@ -165,6 +165,39 @@ def rule_smooth(rows):
     return _argmax(rows, smooth)
 
 
+def _smoothed(rows, half_width=1, pad=True):
+    """Each cell's mean-score path averaged over a window of 2 half_width + 1 path lengths (pad: the
+    ends repeat their value; otherwise the window shrinks at the ends)."""
+    score = _mean(rows)
+    out = score.copy()
+    for idx in _cells(rows).values():
+        s = score[idx]
+        for p in range(len(idx)):
+            lo, hi = p - half_width, p + half_width + 1
+            if pad:
+                window = s[np.clip(np.arange(lo, hi), 0, len(s) - 1)]
+            else:
+                window = s[max(lo, 0):min(hi, len(s))]
+            out[idx[p]] = window.mean()
+    return out
+
+
+def rule_smooth_shrink(rows):
+    return _argmax(rows, _smoothed(rows, 1, pad=False))
+
+
+def rule_smooth5(rows):
+    return _argmax(rows, _smoothed(rows, 2, pad=False))
+
+
+def rule_smooth_fewer(rows):
+    """Smoothed (3, shrinking ends); then the fewest features within 0.5 SE of the smoothed best."""
+    sm, se = _smoothed(rows, 1, pad=False), _se(rows)
+    best = _argmax(rows, sm)
+    ok = [i for i in range(len(rows)) if sm[i] >= sm[best] - 0.5 * se[best]]
+    return min(ok, key=lambda i: (rows[i]["n_features"], -sm[i]))
+
+
 def rule_pooled_rank(rows):
     """Per fold, rank the candidates; pick the best mean rank (robust to one fold's scale)."""
     folds = np.array([r["folds"] for r in rows])
@@ -197,7 +230,8 @@ def rule_sigma1(rows):
     return keep[rule_max([rows[i] for i in keep])]
 
 
-RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "mean fold rank": rule_pooled_rank,
+RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, shrinking ends)": rule_smooth_shrink,
+         "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer, "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1}
 
 
@@ -209,8 +243,10 @@ def analyze(paths):
     for data, group in by_data.items():
         baselines = list(group[0]["baselines"])
         print(f"\n### {data} ({len(group)} problems)\n")
-        print("| rule | test F1 | features | " + " | ".join(f"− {b} (± SE)" for b in baselines) + " | oracle gap |")
-        print("|---|---|---|" + "---|" * len(baselines) + "---|")
+        print("| rule | test F1 | features | " + " | ".join(f"− {b} (± SE)" for b in baselines)
+              + " | − max (± SE) | oracle gap |")
+        print("|---|---|---|" + "---|" * len(baselines) + "---|---|")
+        current = [rec["rows"][rule_max(rec["rows"])]["test"] for rec in group]
         for name, rule in RULES.items():
             f, n, d, gap = [], [], defaultdict(list), []
             for rec in group:
@@ -223,7 +259,10 @@ def analyze(paths):
                     d[b].append(r["test"] - rec["baselines"][b][0])
             cells = [f"{np.mean(d[b]):+.2f} ± {np.std(d[b], ddof=1) / np.sqrt(len(d[b])) if len(d[b]) > 1 else 0:.2f}"
                      for b in baselines]
-            print(f"| {name} | {np.mean(f):.2f} | {np.mean(n):.1f} | " + " | ".join(cells) + f" | {np.mean(gap):.2f} |")
+            vs = np.asarray(f) - np.asarray(current)
+            vs_se = vs.std(ddof=1) / np.sqrt(len(vs)) if len(vs) > 1 else 0.0
+            print(f"| {name} | {np.mean(f):.2f} | {np.mean(n):.1f} | " + " | ".join(cells)
+                  + f" | {vs.mean():+.2f} ± {vs_se:.2f} | {np.mean(gap):.2f} |")
         print("| baselines | " + "; ".join(f"{b} {np.mean([r['baselines'][b][0] for r in group]):.2f} with "
                                          f"{np.mean([r['baselines'][b][1] for r in group]):.1f}" for b in baselines) + " |")
 

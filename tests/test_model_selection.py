@@ -85,9 +85,15 @@ def test_cv_chooses_from_the_grid_refits_and_reports_results():
     for key in ("mean_test_score", "std_test_score", "rank_test_score", "split0_test_score", "split2_test_score",
                 "mean_n_features", "param_C", "param_budget", "param_n_groups"):
         assert len(res[key]) == n
-    best = int(np.argmax(res["mean_test_score"]))
-    assert res["rank_test_score"][best] == 1
-    assert cv.best_score_ == pytest.approx(res["mean_test_score"].max())
+    best = int(np.argmax(res["smoothed_test_score"]))
+    assert res["rank_test_score"][best] == 1 and cv.best_index_ == best
+    assert cv.best_score_ == pytest.approx(res["mean_test_score"][best])
+    # the smoothed score is each path's 3-point moving average (ends repeated)
+    C, B = res["param_C"][0], res["param_budget"][0]
+    path = [i for i in range(n) if res["param_C"][i] == C and res["param_budget"][i] == B]
+    m = res["mean_test_score"][path]
+    padded = np.concatenate((m[:1], m, m[-1:]))
+    assert np.allclose(res["smoothed_test_score"][path], (padded[:-2] + padded[1:-1] + padded[2:]) / 3)
     assert (cv.C_, cv.budget_) in {(10.0, 1), (10.0, 3), (100.0, 1), (100.0, 3)}
     assert 1 <= cv.n_groups_ <= 6
     ref = StructSVM(C=cv.C_, budget=cv.budget_, max_outer=cv.n_groups_, refit=cv.C_).fit(X, y)
