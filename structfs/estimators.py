@@ -163,7 +163,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         y_pm = loss.validate(y_pm)
         budget = effective_budget(self.budget, self.max_features, X.shape[1])   # as solve() will see it
         result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, outer_tol=self.outer_tol, max_iter=self.max_iter,
-                       max_outer=self.max_outer, max_features=self.max_features, master=self.master_solver,
+                       max_outer=self.max_outer, max_features=self.max_features, master_solver=self.master_solver,
                        verbose=self.verbose)
         if self.refit is not None and budget is not None:
             result = self._refit(X, y_pm, loss, C, budget, bias, tol, result)

@@ -316,7 +316,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if self._n_folds() is not None and self._n_folds() < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}.")
         solver_params = dict(bias=bias, tol=tol, max_iter=self.max_iter, max_outer=self.max_outer,
-                             max_features=self.max_features, master=self.master_solver)
+                             max_features=self.max_features, master_solver=self.master_solver)
         return loss, Cs, budgets, scorer, solver_params
 
     def _n_folds(self):

@@ -67,7 +67,7 @@ def test_fold_path_scores_each_point_on_the_validation_part():
     from structfs.model_selection import _LossScorer
 
     scorer = _LossScorer(get_loss("f1"))
-    params = dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=5, max_features=None, master="ipm")
+    params = dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=5, max_features=None, master_solver="ipm")
     scores, n_features, _ = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer, params,
                                       debias=False)
     y_pm = np.where(y[train] == 1, 1.0, -1.0)

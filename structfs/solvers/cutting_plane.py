@@ -47,9 +47,9 @@ class FeatureGroup:
 class WorkingSet:
     """Planes (coef, Delta), groups, their Gram matrices and the current master solution."""
 
-    def __init__(self, n_samples, bias, C, master="ipm"):
+    def __init__(self, n_samples, bias, C, master_solver="ipm"):
         self.n = n_samples
-        self.master = master                  # multi-group master solver: "ipm" or "ecos"
+        self.master_solver = master_solver    # multi-group master solver: "ipm" or "ecos"
         self.bias = bias
         self.C = C
         self._coef = np.zeros((16, n_samples))  # capacity grows by doubling; rows [:K] are live
@@ -149,9 +149,10 @@ class WorkingSet:
         grams = self.grams()
         # ECOS's inputs (plane values or Gram factors) are built only when ECOS is the first choice;
         # as the interior-point method's fallback it factors the Gram matrices itself.
-        shared = self.shared_values() if len(grams) > 1 and self.master == "ecos" else None
-        factors = self.factors(grams) if len(grams) > 1 and self.master == "ecos" and shared is None else None
-        sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared, method=self.master)
+        shared = self.shared_values() if len(grams) > 1 and self.master_solver == "ecos" else None
+        factors = self.factors(grams) if len(grams) > 1 and self.master_solver == "ecos" and shared is None else None
+        sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared,
+                           master_solver=self.master_solver)
         self.abar, self.mu = sol.abar, sol.mu
         # Interior-point masters never return exact zeros: an idle plane keeps abar_k ~ mu / slack_k,
         # mostly 1e-8..1e-6 of the largest weight at the master's tolerance. A 1e-10 cut-off kept every

@@ -197,12 +197,12 @@ def solve_master_ipm(grams, delta, C, gap_tol):
     return MasterSolution(abar, normalise_weights(lam_q), np.nan, "ipm"), "optimal"
 
 
-def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None, method="ipm"):
+def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None, master_solver="ipm"):
     """Solve the master problem for Gram matrices ``grams`` (one per group).
 
     One group is a QP over the capped simplex, solved exactly by the active-set method with a warm
-    start; several groups go to the dense interior-point method (``method="ipm"``, the default) or
-    straight to ECOS (``method="ecos"``); ECOS is also the fallback when the interior-point method
+    start; several groups go to the dense interior-point method (``master_solver="ipm"``, the default) or
+    straight to ECOS (``master_solver="ecos"``); ECOS is also the fallback when the interior-point method
     does not converge, then cvxpy with Clarabel and SCS. ``factors`` (F_t with G_t = F_t F_t')
     may be passed when the caller has them cheaply; ``shared`` = (F_union, members) selects the
     shared-variable cone program (see :func:`solve_master_ecos_shared`). ``qp_tol`` is the absolute accuracy wanted of the
@@ -216,7 +216,7 @@ def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=
         abar, _, _ = solve_simplex_qp(C * grams[0], delta, abar0, tol=tol)
         return MasterSolution(abar, np.ones(1), master_value(abar, grams, delta, C), "smo")
     result, flag, status = None, None, None
-    if method == "ipm":
+    if master_solver == "ipm":
         gap_tol = qp_tol / C if qp_tol is not None else 1e-10 * (1.0 + float(np.abs(delta).max()))
         result, _ = solve_master_ipm(grams, delta, C, gap_tol)
     if result is None and shared is not None:
