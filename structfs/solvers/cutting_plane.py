@@ -15,6 +15,8 @@ plane.
 import time
 
 import numpy as np
+import scipy.sparse as sp
+from numba import njit
 
 from .qcqp import gram_factor, normalise_weights, solve_master
 
@@ -23,7 +25,23 @@ _STALL = 25   # iterations without any increase of the master value that count a
 
 
 def _matvec_t(X, v):
+    """X' v. For CSC X a compiled loop over its columns: scipy's ``X.T @ v`` first builds (and
+    validates) a transposed matrix object, ~0.4 ms per call -- 11% of a cross-validated R8 fit,
+    which makes ~20,000 such products on small group slices."""
+    if sp.issparse(X) and X.format == "csc" and X.dtype == np.float64:
+        return _csc_rmatvec(X.indptr, X.indices, X.data, np.ascontiguousarray(v, dtype=np.float64))
     return np.asarray(X.T @ v).ravel()
+
+
+@njit(cache=True)
+def _csc_rmatvec(indptr, indices, data, v):
+    out = np.empty(indptr.shape[0] - 1)
+    for j in range(out.shape[0]):
+        acc = 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            acc += data[p] * v[indices[p]]
+        out[j] = acc
+    return out
 
 
 def _matvec(X, v):
