@@ -1,6 +1,5 @@
 """StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data

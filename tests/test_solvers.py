@@ -266,7 +266,7 @@ def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):
     # they must still count as idle, or no plane is ever retired (a fit then drags hundreds of them).
     import types
 
-    import structfs.solvers.cutting_plane as cpl
+    import structfs.solvers.working_set as cpl
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 4))

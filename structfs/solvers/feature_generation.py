@@ -18,11 +18,12 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from .cutting_plane import ColumnCache, WorkingSet, _matvec_t, inner_solve
+from .cutting_plane import inner_solve
+from .data import ColumnCache, _as_solver_matrix, _matvec_t, occurring_columns, select_columns
 from .objective import primal_objective
+from .working_set import WorkingSet
 
 
 @dataclass
@@ -68,13 +69,6 @@ class _BestIterate:
         return w
 
 
-def _as_solver_matrix(X):
-    """CSC float64 for sparse input (cheap column slices and X' v); dense stays dense."""
-    if sp.issparse(X):
-        return sp.csc_matrix(X, dtype=np.float64)
-    return np.asarray(X, dtype=np.float64, order="F")
-
-
 def solve(X, y, loss, C, **kwargs):
     """Minimise CONTRACT section 1 (see :func:`_solve` for the parameters).
 
@@ -96,38 +90,6 @@ def solve(X, y, loss, C, **kwargs):
     with threadpool_limits(limits=1, user_api="blas"):
         return _solve(X, y, loss, C, budget=budget, max_features=cap if cap is not None and cap < X.shape[1] else None,
                       **kwargs)
-
-
-def occurring_columns(X):
-    """Sorted indices of the columns of a sparse X that hold an entry, or None when X is dense or
-    every column does. Memory follows the data: a hashed feature space of 2^31 indices with a few
-    thousand in use costs the few thousand (CSC's column pointers alone would be 2^31 entries)."""
-    if not sp.issparse(X):
-        return None
-    X = X if X.format in ("csr", "csc", "coo") else X.tocsr()
-    index = X.col if X.format == "coo" else X.indices if X.format == "csr" else None
-    if index is None:                                         # CSC: its column pointers say it
-        columns = np.flatnonzero(np.diff(X.indptr))
-    elif index.shape[0] < X.shape[1]:
-        columns = np.unique(index)
-    else:
-        seen = np.zeros(X.shape[1], dtype=bool)
-        seen[index] = True
-        columns = np.flatnonzero(seen)
-    return None if columns.shape[0] == X.shape[1] else columns.astype(np.int64)
-
-
-def select_columns(X, columns):
-    """The sorted ``columns`` of a sparse X as CSR, by renumbering the stored indices: no structure
-    of the size of X's index space is built (CSC's column pointers, or scipy's column indexing,
-    would be one entry per index). Dense X is indexed as usual."""
-    if not sp.issparse(X):
-        return np.asarray(X)[:, columns]
-    X = X.tocsr() if X.format != "csr" else X
-    keep = np.isin(X.indices, columns)
-    kept_before = np.concatenate(([0], np.cumsum(keep)))
-    return sp.csr_matrix((X.data[keep], np.searchsorted(columns, X.indices[keep]), kept_before[X.indptr]),
-                         shape=(X.shape[0], columns.shape[0]))
 
 
 def _on_columns(columns, n_features, X, y, loss, C, kwargs):
@@ -276,51 +238,6 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
         return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, 1, converged, history)
     return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, len(path), converged,
                         history, path, stop)
-
-
-class PathRefitter:
-    """Unbudgeted (SVMperf) solves restricted to one column set after another: the debiasing refit
-    of every point of a feature-generation path.
-
-    A cutting plane is a valid cut whatever columns the weights live on (it is stored by its
-    per-example coefficients), so one working set carries its planes from one column set to the next
-    and each refit starts from the previous one's cuts instead of from w = 0.
-    """
-
-    def __init__(self, X, y, loss, C, *, bias=1.0, tol=0.01, max_iter=2000, max_age=10):
-        self.columns = occurring_columns(X)        # work on the columns that occur (see solve)
-        self.X = _as_solver_matrix(X if self.columns is None else select_columns(X, self.columns))
-        self.y, self.loss, self.C = y, loss, C
-        self.kw = dict(tol=tol, max_iter=max_iter, max_age=max_age, outer=1, callback=lambda rec: None)
-        self.ws = WorkingSet(self.X.shape[0], bias, C, "ipm")
-        coef, self.delta0 = loss.oracle(y, np.zeros(self.X.shape[0]))
-        self.ws.add_plane(coef, self.delta0)
-        self.last = None
-
-    def refit(self, cols):
-        """(columns, weights on them, w_b) of the unbudgeted problem on ``cols``."""
-        cols = np.asarray(cols, dtype=np.int64)
-        if self.last is not None and np.array_equal(cols, self.last[0]):   # same selection as before
-            return self.last
-        if self.columns is not None:               # X's numbering -> the occurring columns'
-            cols = np.searchsorted(self.columns, cols[np.isin(cols, self.columns)])
-        ws = self.ws
-        ws.groups, ws.mu = [], np.zeros(0)
-        ws.add_group(cols, self.X[:, cols])
-        cache = ColumnCache(self.X)
-        cache.extend(cols)
-        state = _BestIterate(self.X.shape[1], None, self.C)
-        state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
-        inner_solve(ws, cache, self.y, self.loss, state, **self.kw)
-        out_cols = state.cols if self.columns is None else self.columns[state.cols]
-        self.last = (out_cols, state.w_cache, state.w_b)
-        return self.last
-
-
-def refit_path(X, y, loss, C, column_sets, **kwargs):
-    """:class:`PathRefitter` over a list of column sets; a list of (columns, weights, w_b)."""
-    refitter = PathRefitter(X, y, loss, C, **kwargs)
-    return [refitter.refit(cols) for cols in column_sets]
 
 
 def _top_features(c, budget):

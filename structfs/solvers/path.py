@@ -1,0 +1,53 @@
+"""Debiasing refits along a feature-generation path: unbudgeted solves on one column set after another
+that share their cutting planes."""
+import numpy as np
+
+from .cutting_plane import inner_solve
+from .data import ColumnCache, _as_solver_matrix, occurring_columns, select_columns
+from .feature_generation import _BestIterate
+from .working_set import WorkingSet
+
+
+class PathRefitter:
+    """Unbudgeted (SVMperf) solves restricted to one column set after another: the debiasing refit
+    of every point of a feature-generation path.
+
+    A cutting plane is a valid cut whatever columns the weights live on (it is stored by its
+    per-example coefficients), so one working set carries its planes from one column set to the next
+    and each refit starts from the previous one's cuts instead of from w = 0.
+    """
+
+    def __init__(self, X, y, loss, C, *, bias=1.0, tol=0.01, max_iter=2000, max_age=10):
+        self.columns = occurring_columns(X)        # work on the columns that occur (see solve)
+        self.X = _as_solver_matrix(X if self.columns is None else select_columns(X, self.columns))
+        self.y, self.loss, self.C = y, loss, C
+        self.kw = dict(tol=tol, max_iter=max_iter, max_age=max_age, outer=1, callback=lambda rec: None)
+        self.ws = WorkingSet(self.X.shape[0], bias, C, "ipm")
+        coef, self.delta0 = loss.oracle(y, np.zeros(self.X.shape[0]))
+        self.ws.add_plane(coef, self.delta0)
+        self.last = None
+
+    def refit(self, cols):
+        """(columns, weights on them, w_b) of the unbudgeted problem on ``cols``."""
+        cols = np.asarray(cols, dtype=np.int64)
+        if self.last is not None and np.array_equal(cols, self.last[0]):   # same selection as before
+            return self.last
+        if self.columns is not None:               # X's numbering -> the occurring columns'
+            cols = np.searchsorted(self.columns, cols[np.isin(cols, self.columns)])
+        ws = self.ws
+        ws.groups, ws.mu = [], np.zeros(0)
+        ws.add_group(cols, self.X[:, cols])
+        cache = ColumnCache(self.X)
+        cache.extend(cols)
+        state = _BestIterate(self.X.shape[1], None, self.C)
+        state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
+        inner_solve(ws, cache, self.y, self.loss, state, **self.kw)
+        out_cols = state.cols if self.columns is None else self.columns[state.cols]
+        self.last = (out_cols, state.w_cache, state.w_b)
+        return self.last
+
+
+def refit_path(X, y, loss, C, column_sets, **kwargs):
+    """:class:`PathRefitter` over a list of column sets; a list of (columns, weights, w_b)."""
+    refitter = PathRefitter(X, y, loss, C, **kwargs)
+    return [refitter.refit(cols) for cols in column_sets]
