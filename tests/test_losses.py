@@ -340,3 +340,17 @@ def test_losses_written_for_the_private_hook_still_work():
 
     y, s = np.array([1.0, -1.0, 1.0]), np.array([0.3, 0.1, -2.0])
     assert np.allclose(Old().most_violated(y, s)[0], get_loss("error").most_violated(y, s)[0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(-3, 3)), min_size=1, max_size=30),
+       st.sampled_from([0.5, 1.0, 2.0]), st.sampled_from([1e-3, 0.5, 1e3]))
+def test_compiled_fbeta_oracle_is_the_numpy_one_exactly(pairs, beta, scale):
+    """The compiled F_beta oracle returns bit for bit what the SortedClasses version returns (same
+    labeling, same tie-breaking), which the brute-force tests above check independently."""
+    y = np.array([1.0 if p else -1.0 for p, _ in pairs])
+    s = np.array([v * scale for _, v in pairs])
+    loss = get_loss("fbeta", beta=beta)
+    coef, delta = loss.oracle(y, s)
+    ref_coef, ref_delta = loss._oracle_reference(y, s)
+    assert np.array_equal(coef, ref_coef) and delta == ref_delta
