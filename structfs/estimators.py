@@ -6,7 +6,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_positive_float, check_positive_int
 from .losses import get_loss
-from .solvers import effective_budget, primal_objective, select_columns, solve
+from .solvers import solve
 
 
 class LinearBinaryMixin:
@@ -160,12 +160,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "structfs.OneVsRestStructSVM for more than two classes.")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
-        budget = effective_budget(self.budget, self.max_features, X.shape[1])   # as solve() will see it
-        result = solve(X, y_pm, loss, C, budget=budget, bias=bias, tol=tol, outer_tol=self.outer_tol, max_iter=self.max_iter,
-                       max_outer=self.max_outer, max_features=self.max_features, master_solver=self.master_solver,
-                       verbose=self.verbose)
-        if self.refit is not None and budget is not None:
-            result = self._refit(X, y_pm, loss, C, budget, bias, tol, result)
+        result = solve(X, y_pm, loss, C, budget=self.budget, bias=bias, tol=tol, outer_tol=self.outer_tol,
+                       max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
+                       master_solver=self.master_solver, refit=self.refit, verbose=self.verbose)
         self.loss_ = loss
         self.coef_ = result.w[None, :]
         self.intercept_ = np.array([bias * result.w_b])
@@ -179,24 +176,6 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.history_ = result.history
         self.converged_ = result.converged
         return self
-
-    def _refit(self, X, y_pm, loss, C, budget, bias, tol, result):
-        """Re-solve without budget on the selected columns; evaluate the budgeted objective there."""
-        selected = np.flatnonzero(result.w)
-        if selected.size == 0:
-            return result
-        X_sel = select_columns(X, selected)
-        sub = solve(X_sel, y_pm, loss, float(self.refit), budget=None, bias=bias, tol=tol,
-                    max_iter=self.max_iter, verbose=self.verbose)
-        w = np.zeros(X.shape[1])
-        w[selected] = sub.w
-        scores = np.asarray(X @ w).ravel() + bias * sub.w_b
-        coef, delta = loss.oracle(y_pm, scores)
-        xi = max(0.0, delta - float(coef @ scores))
-        result.w, result.w_b = w, sub.w_b
-        result.objective = primal_objective(sub.w, sub.w_b, xi, C, budget)   # zeros leave the norm as is
-        result.history = result.history + sub.history
-        return result
 
 
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):

@@ -70,7 +70,9 @@ class _BestIterate:
 
 
 def solve(X, y, loss, C, **kwargs):
-    """Minimise CONTRACT section 1 (see :func:`_solve` for the parameters).
+    """Minimise CONTRACT section 1 (see :func:`_solve` for the parameters; ``budget`` and
+    ``max_features`` are mapped by :func:`effective_budget` first; ``refit=C2`` with a budget re-solves
+    without budget at C2 on the selected columns, StructSVM's debiasing).
 
     Budgeted fits run with single-threaded BLAS: the interior-point master's algebra is small (K x K)
     and OpenBLAS's threads only spin on it; when several processes share the cores (one-vs-rest with
@@ -82,14 +84,38 @@ def solve(X, y, loss, C, **kwargs):
     if columns is not None:           # solve on the columns that occur; weights map back at the end
         return _on_columns(columns, X.shape[1], X, y, loss, C, kwargs)
     cap = kwargs.pop("max_features", None)
+    refit = kwargs.pop("refit", None)
     budget = effective_budget(kwargs.pop("budget", None), cap, X.shape[1])
     if budget is None:                                  # one group of all features: SVMperf's problem
         return _solve(X, y, loss, C, budget=None, **kwargs)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        return _solve(X, y, loss, C, budget=budget, max_features=cap if cap is not None and cap < X.shape[1] else None,
-                      **kwargs)
+        res = _solve(X, y, loss, C, budget=budget, max_features=cap if cap is not None and cap < X.shape[1] else None,
+                     **kwargs)
+    if refit is not None:
+        res = _refit(X, y, loss, C, budget, float(refit), res, kwargs)
+    return res
+
+
+def _refit(X, y, loss, C, budget, refit, res, kwargs):
+    """Debias: re-solve without budget at C = ``refit`` on the selected columns (the budget selects,
+    the unbudgeted problem weighs them); the reported objective is the budgeted one of that model."""
+    selected = np.flatnonzero(res.w)
+    if selected.size == 0:
+        return res
+    bias = kwargs.get("bias", 1.0)
+    sub = solve(select_columns(X, selected), y, loss, refit, budget=None, bias=bias, tol=kwargs.get("tol", 0.01),
+                max_iter=kwargs.get("max_iter", 2000), verbose=kwargs.get("verbose", 0))
+    w = np.zeros(X.shape[1])
+    w[selected] = sub.w
+    scores = np.asarray(X @ w).ravel() + bias * sub.w_b
+    coef, delta = loss.oracle(y, scores)
+    xi = max(0.0, delta - float(coef @ scores))
+    res.w, res.w_b = w, sub.w_b
+    res.objective = primal_objective(sub.w, sub.w_b, xi, C, budget)   # zeros leave the norm as is
+    res.history = res.history + sub.history
+    return res
 
 
 def _on_columns(columns, n_features, X, y, loss, C, kwargs):
