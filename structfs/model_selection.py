@@ -155,9 +155,10 @@ def path_smoothed_scores(table):
     Along one (sigma, C, budget) cell's path the candidates differ by one group each, and with few
     validation positives their scores jitter from one length to the next: the best single point is
     mostly the luckiest. Each score is averaged over a window of three path lengths (the ends repeat
-    their value), so a length is chosen where the path is good, not where it spiked. Replayed on every
-    dev set (benchmarks/selection.py, RESULTS.md) this gained +2.8 / +6.0 / +0.2 / ... F1 on the MIL
-    sets and cost -0.3 +- 0.4 on R8; unbudgeted candidates (one point) are unchanged.
+    their value), so a length is chosen where the path is good, not where it spiked. Replayed on the
+    dev sets (benchmarks/selection.py; RESULTS.md, fifth session) it gained 2.8 +- 1.5, 6.0 +- 2.5 and
+    0.8 +- 1.5 F1 on musk1, musk2 and elephant over the single best point and cost 0.3 +- 0.4 on R8;
+    unbudgeted candidates (one point) are unchanged.
     """
     mean = np.mean(table["scores"], axis=1)
     keys = list(zip(table.get("sigma", [None] * len(mean)), table["C"], table["budget"]))
