@@ -157,7 +157,8 @@ def path_smoothed_scores(table):
     mostly the luckiest. Each score is averaged over a window of three path lengths (the ends repeat
     their value), so a length is chosen where the path is good, not where it spiked. Replayed on the
     dev sets (benchmarks/selection.py; RESULTS.md, fifth session) it gained 2.8 +- 1.5, 6.0 +- 2.5 and
-    0.8 +- 1.5 F1 on musk1, musk2 and elephant over the single best point and cost 0.3 +- 0.4 on R8;
+    0.8 +- 1.5 F1 on musk1, musk2 and elephant over the single best point, and cost 0.6 +- 0.8 on
+    birds and 0.3 +- 0.4 on R8 (within a standard error);
     unbudgeted candidates (one point) are unchanged.
     """
     mean = np.mean(table["scores"], axis=1)
