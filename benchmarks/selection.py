@@ -29,7 +29,7 @@ from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MIL_BUDGETS, MILESEmbedding, SIGMA_FACTORS
-from structfs.model_selection import fold_path
+from structfs.model_selection import fold_path, path_smoothed_scores
 
 from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
 from mil import DATASETS, load_splits, miles_baseline  # noqa: E402
@@ -155,14 +155,10 @@ def _cells(rows):
 
 
 def rule_smooth(rows):
-    """Mean score averaged with its neighbours along each cell's path (window 3) before the argmax."""
-    score = _mean(rows)
-    smooth = score.copy()
-    for idx in _cells(rows).values():
-        s = score[idx]
-        pad = np.concatenate(([s[0]], s, [s[-1]]))
-        smooth[idx] = (pad[:-2] + pad[1:-1] + pad[2:]) / 3
-    return _argmax(rows, smooth)
+    """The shipped rule: StructSVMCV's path-smoothed mean (3-point window, ends repeated)."""
+    table = {"scores": [r["folds"] for r in rows], "C": [r["C"] for r in rows],
+             "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
+    return _argmax(rows, path_smoothed_scores(table))
 
 
 def _smoothed(rows, half_width=1, pad=True):
