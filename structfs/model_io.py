@@ -102,8 +102,8 @@ def save_model(estimator, path):
                         f"{type(binaries[0]).__name__} (pickle it, or save each estimators_[i].estimator_).")
     for b in binaries:
         w = b.coef_[0]
-        if not (np.isfinite(w[np.flatnonzero(w)]).all() and np.isfinite(b.intercept_).all()):   # nonzeros only:
-            # no temporary of the size of the index space (hashed features: 2^31)
+        # the nonzeros only: no temporary the size of the index space (hashed features: 2^31)
+        if not (np.isfinite(w[np.flatnonzero(w)]).all() and np.isfinite(b.intercept_).all()):
             raise ValueError("save_model refuses a model with non-finite weights.")
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "structfs_version": __version__,

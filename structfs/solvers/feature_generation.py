@@ -104,9 +104,10 @@ def _refit(X, y, loss, C, budget, refit, res, kwargs):
     selected = np.flatnonzero(res.w)
     if selected.size == 0:
         return res
-    bias = kwargs.get("bias", 1.0)
-    sub = solve(select_columns(X, selected), y, loss, refit, budget=None, bias=bias, tol=kwargs.get("tol", 0.01),
-                max_iter=kwargs.get("max_iter", 2000), verbose=kwargs.get("verbose", 0))
+    # the settings the fit was given, _solve's own defaults for the rest (one source of truth)
+    sub_params = {k: kwargs[k] for k in ("bias", "tol", "max_iter", "verbose") if k in kwargs}
+    bias = sub_params.get("bias", _solve.__kwdefaults__["bias"])
+    sub = solve(select_columns(X, selected), y, loss, refit, budget=None, **sub_params)
     w = np.zeros(X.shape[1])
     w[selected] = sub.w
     scores = np.asarray(X @ w).ravel() + bias * sub.w_b
