@@ -10,15 +10,14 @@ from numba import njit
 
 from ..metrics import roc_auc
 from .._validation import check_pm1
-from .base import Loss
+from .base import Loss, _require_both_classes
 
 
 class ROCAreaLoss(Loss):
     name = "auc"
 
     def _check_classes(self, y):
-        if not ((y > 0).any() and (y < 0).any()):
-            raise ValueError("y must contain both classes (-1 and +1) for the auc loss.")
+        _require_both_classes(y, self.name)
 
     def oracle(self, y, s):
         pos = y > 0

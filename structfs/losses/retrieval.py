@@ -38,15 +38,14 @@ from numba import njit
 
 from ..metrics import average_precision, partial_auc, resolve_beta
 from .auc import _count_swaps
-from .base import Loss
+from .base import Loss, _require_both_classes
 
 
 class _RankingLoss(Loss):
     """Shared: both classes needed; every ranking enumerated for ``structfs.testing.check_loss``."""
 
     def _check_classes(self, y):
-        if not ((y > 0).any() and (y < 0).any()):
-            raise ValueError(f"y must contain both classes (-1 and +1) for the {self.name} loss.")
+        _require_both_classes(y, self.name)
 
     def outputs(self, y):
         """Every ranking of the n examples as (coef, delta), duplicates removed: n! orders, for
