@@ -10,7 +10,7 @@ from sklearn.metrics import average_precision_score
 
 from structfs import StructSVM
 from structfs.losses import AveragePrecisionLoss, PartialAUCLoss, get_loss
-from structfs.losses.retrieval import _ap_interleaving, top_negatives
+from structfs.losses.retrieval import _ap_interleaving, _harmonic_numbers, top_negatives
 from structfs.metrics import MEASURES, average_precision, get_scorer, partial_auc
 from structfs.testing import check_loss
 
@@ -89,13 +89,53 @@ def test_divide_and_conquer_equals_the_per_negative_scan(P, N, seed, ties):
     rng = np.random.default_rng(seed)
     draw = (lambda m: rng.integers(-3, 4, size=m) * 0.5) if ties else (lambda m: rng.normal(size=m) * 3)
     s_pos, s_neg = np.sort(draw(P))[::-1].copy(), np.sort(draw(N))[::-1].copy()
-    slot = _ap_interleaving(s_pos, s_neg)
+    slot = _ap_interleaving(s_pos, s_neg, _harmonic_numbers(P + N))
     assert np.all(np.diff(slot) >= 0) and slot.min() >= 0 and slot.max() <= P
     per_negative = 0.0
     for j in range(1, N + 1):
         per_negative += max(sum(100 / P * (i / (i + j - 1) - i / (i + j)) - 100 / (P * N) * (s_pos[i - 1] - s_neg[j - 1])
                                 for i in range(k + 1, P + 1)) for k in range(P + 1))
     assert _scan_value(s_pos, s_neg, slot) == pytest.approx(per_negative, abs=1e-9)
+
+
+def _ap_by_explicit_ranks(y, s):
+    """The AP oracle with every example ranked by an argsort (what the by-score lookup avoids)."""
+    pos = y > 0
+    order_pos = np.flatnonzero(pos)[np.argsort(-s[pos], kind="stable")]
+    order_neg = np.flatnonzero(~pos)[np.argsort(-s[~pos], kind="stable")]
+    P, N = len(order_pos), len(order_neg)
+    slot = _ap_interleaving(s[order_pos], s[order_neg], _harmonic_numbers(P + N))
+    neg_above = np.searchsorted(slot, np.arange(P), side="right")
+    coef = np.empty(len(y))
+    coef[order_pos] = 100 / (P * N) * neg_above
+    coef[order_neg] = -100 / (P * N) * (P - slot)
+    ranks = np.arange(1, P + 1)
+    return coef, 100 * (1 - np.mean(ranks / (ranks + neg_above)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 400), st.floats(0.01, 0.99), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from(["normal", "ties", "outlier", "constant"]))
+def test_ap_coefficients_by_score_equal_the_explicit_ranking(n, frac, seed, kind):
+    """Negatives find their coefficient from their score (buckets, no argsort) unless tied scores
+    straddle a slot change; either way the output is the explicitly ranked one, up to tied examples
+    exchanging coefficients (equal H)."""
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < frac, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    s = {"normal": lambda: rng.normal(size=n),
+         "ties": lambda: rng.integers(-3, 4, size=n) * 0.25,
+         "outlier": lambda: np.r_[1e12, rng.normal(size=n - 1)],
+         "constant": lambda: np.full(n, 0.5)}[kind]()
+    coef, delta = get_loss("ap").most_violated(y, s)
+    ref_coef, ref_delta = _ap_by_explicit_ranks(y, s)
+    assert delta == pytest.approx(ref_delta, abs=1e-9)
+    assert coef @ s == pytest.approx(ref_coef @ s, rel=1e-12, abs=1e-9)
+    for cls in (y > 0, y < 0):                       # the same coefficients, given to the same scores
+        assert np.allclose(np.sort(coef[cls]), np.sort(ref_coef[cls]))
+        distinct = np.unique(s[cls], return_counts=True)[1] == 1
+        untied = np.isin(s[cls], np.unique(s[cls])[distinct])
+        assert np.allclose(coef[cls][untied], ref_coef[cls][untied])
 
 
 def test_score_is_100_minus_delta_of_the_ranking_by_the_scores():

@@ -75,19 +75,16 @@ class AveragePrecisionLoss(_RankingLoss):
 
     def oracle(self, y, s):
         pos = y > 0
-        idx_pos, idx_neg = np.flatnonzero(pos), np.flatnonzero(~pos)
-        order_pos = idx_pos[np.argsort(-s[idx_pos])]           # each class by decreasing score
-        order_neg = idx_neg[np.argsort(-s[idx_neg])]
-        P, N = order_pos.shape[0], order_neg.shape[0]
-        slot = _ap_interleaving(s[order_pos], s[order_neg])     # k_j - 1, non-decreasing
-        # positive i (0-based) is preceded by the negatives with slot <= i
-        neg_above = np.searchsorted(slot, np.arange(P), side="right").astype(np.float64)
-        scale = 100.0 / (P * N)
-        coef = np.empty(y.shape[0])
-        coef[order_pos] = scale * neg_above
-        coef[order_neg] = -scale * (P - slot)
-        ranks = np.arange(1, P + 1)
-        delta = 100.0 * (1.0 - np.mean(ranks / (ranks + neg_above)))
+        s_pos, idx_pos, s_neg, idx_neg = _split_by_class(s, pos, np.count_nonzero(pos))
+        by_score = np.argsort(s_pos)[::-1]
+        order_pos = idx_pos[by_score]                                  # positives by decreasing score
+        sorted_neg = np.sort(s_neg)[::-1]                              # negatives' scores, decreasing
+        P, N = order_pos.shape[0], sorted_neg.shape[0]
+        slot = _ap_interleaving(s_pos[by_score], sorted_neg, _harmonic_numbers(P + N))
+        coef, delta, by_value = _ap_coefficients(s_neg, idx_neg, order_pos, sorted_neg, slot)
+        if not by_value:                   # tied negatives straddle a slot change: rank them explicitly
+            order_neg = idx_neg[np.argsort(s_neg)][::-1]
+            coef[order_neg] = (-100.0 / (P * N)) * (P - slot)
         return coef, max(delta, 0.0)
 
     def _ranking_outputs(self, ranked_pos, swapped_pos, swapped_neg):
@@ -103,14 +100,43 @@ class AveragePrecisionLoss(_RankingLoss):
         return average_precision(y, s)
 
 
+_harmonic = np.zeros(1)
+
+
+def _harmonic_numbers(n):
+    """H_0..H_m for some m >= n. Kept between calls: the solver calls the oracle with the same n
+    every plane, and at n = 10^6 the table costs as much as the positives' argsort."""
+    global _harmonic
+    table = _harmonic
+    if table.shape[0] <= n:
+        table = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n + 1))])
+        _harmonic = table
+    return table
+
+
 @njit(cache=True)
-def _ap_interleaving(s_pos, s_neg):
+def _split_by_class(s, pos, n_pos):
+    """The positives' and the negatives' scores and indices in one pass (boolean masks cost three
+    times as much at 20% positives: the branch in numpy's compress mispredicts)."""
+    s_pos, idx_pos = np.empty(n_pos), np.empty(n_pos, dtype=np.int64)
+    s_neg, idx_neg = np.empty(s.shape[0] - n_pos), np.empty(s.shape[0] - n_pos, dtype=np.int64)
+    a = b = 0
+    for i in range(s.shape[0]):
+        if pos[i]:
+            s_pos[a], idx_pos[a] = s[i], i
+            a += 1
+        else:
+            s_neg[b], idx_neg[b] = s[i], i
+            b += 1
+    return s_pos, idx_pos, s_neg, idx_neg
+
+
+@njit(cache=True)
+def _ap_interleaving(s_pos, s_neg, harmonic):
     """0-based slot k_j - 1 of every negative (sorted decreasingly, as are the positives) in the most
-    violated AP ranking: negative j sits above positives slot_j.. and below the others."""
+    violated AP ranking: negative j sits above positives slot_j.. and below the others. ``harmonic``
+    holds H_0..H_{P+N} at least (``_harmonic_numbers``)."""
     P, N = s_pos.shape[0], s_neg.shape[0]
-    harmonic = np.zeros(P + N + 1)
-    for t in range(1, P + N + 1):
-        harmonic[t] = harmonic[t - 1] + 1.0 / t
     suffix = np.zeros(P + 1)                 # suffix[k] = sum of s_pos[k:]
     for i in range(P - 1, -1, -1):
         suffix[i] = suffix[i + 1] + s_pos[i]
@@ -133,24 +159,100 @@ def _ap_interleaving(s_pos, s_neg):
         j0 = (j_lo + j_hi) // 2
         j = j0 + 1                            # 1-based rank of the negative
         # G(k) for the 0-based slot k (positives k.. pushed down, 1-based k+1..P):
-        #   (100/P) sum_{i=k+1}^{P} a_ij - (100/(P N)) (sum_{i>k} s+_i - (P - k) s-_j)
-        # with sum_{i=k+1}^{P} a_ij = c_j - j H_{k+j} + (j-1) H_{k+j-1}
-        c_j = j * harmonic[P + j] - (j - 1) * harmonic[P + j - 1]
+        #   (100/P) sum_{i=k+1}^{P} a_ij - (100/(P N)) (sum_{i>k} s+_i - (P - k) s-_j),
+        # sum_{i=k+1}^{P} a_ij = (H_{P+j-1} + j/(P+j)) - (H_{k+j-1} + j/(k+j)) (no products j H that cancel);
+        # G(P) = 0 (below every positive). Ties go to the later slot (fewer swaps): the scan runs
+        # down from k_hi and takes strict improvements only, by a select rather than a branch.
+        c_j = ap_scale * (harmonic[P + j - 1] + j / (P + j))
         shift = pair_scale * s_neg[j0]
-        best, best_k = 0.0, P                 # k = P: below every positive, G = 0
-        for k in range(k_hi, k_lo - 1, -1):
-            if k == P:
-                continue
-            g = (ap_scale * (c_j - j * harmonic[k + j] + (j - 1) * harmonic[k + j - 1])
-                 - pair_scale * suffix[k] + (P - k) * shift)
-            if g > best or best_k > k_hi:     # ties: the later slot (fewer swaps)
-                best, best_k = g, k
+        best, best_k = 0.0, P
+        k = k_hi
+        if k_hi < P:                          # a range that excludes P starts from its own top
+            best = (c_j - ap_scale * (harmonic[k + j - 1] + j / (k + j)) - pair_scale * suffix[k]
+                    + (P - k) * shift)
+            best_k = k
+        k -= 1
+        while k >= k_lo:
+            g = (c_j - ap_scale * (harmonic[k + j - 1] + j / (k + j)) - pair_scale * suffix[k]
+                 + (P - k) * shift)
+            better = g > best
+            best = g if better else best
+            best_k = k if better else best_k
+            k -= 1
         slot[j0] = best_k
         stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = j_lo, j0 - 1, k_lo, best_k
         top += 1
         stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = j0 + 1, j_hi, best_k, k_hi
         top += 1
     return slot
+
+
+@njit(cache=True)
+def _ap_coefficients(s_neg, idx_neg, order_pos, sorted_neg, slot):
+    """coef and Delta of the interleaving ``slot`` (per rank of the negatives' decreasing scores).
+
+    A negative's coefficient depends on its rank only through its slot, a step function of the rank
+    with m <= P + 1 steps; unless tied scores straddle a step it is a step function of the score, so
+    each negative finds its step from its score and the negatives need no argsort (at n = 10^6 the
+    argsort and its scatter cost more than all the rest). If ties straddle a step, only the positives
+    are written and ``by_value`` is False: the caller ranks the negatives explicitly."""
+    P, N = order_pos.shape[0], sorted_neg.shape[0]
+    n = P + N
+    scale = 100.0 / (P * N)
+    coef = np.empty(n)
+    total = 0.0
+    j = 0
+    for i in range(P):                    # positive i is preceded by the negatives with slot <= i
+        while j < N and slot[j] <= i:
+            j += 1
+        coef[order_pos[i]] = scale * j
+        total += (i + 1.0) / (i + 1.0 + j)
+    delta = 100.0 * (1.0 - total / P)
+    # steps[r] = (lowest score of step r, coefficient of step r), one record so that a lookup touches
+    # one cache line; the last step's lowest score is -inf (nothing lies below it).
+    steps = np.empty((min(P + 1, N), 2))
+    m = 1
+    steps[0, 1] = -scale * (P - slot[0])
+    for j in range(1, N):
+        if slot[j] != slot[j - 1]:
+            if sorted_neg[j] == sorted_neg[j - 1]:
+                return coef, delta, False
+            steps[m - 1, 0] = sorted_neg[j - 1]
+            steps[m, 1] = -scale * (P - slot[j])
+            m += 1
+    steps[m - 1, 0] = -np.inf
+    # The step of a score v is the number of steps whose lowest score is > v. A binary search per
+    # negative costs ~150 ns at m = 10^4 (each probe waits for the last), so the scores' range is cut
+    # into 4 m equal buckets: the steps whose lowest score falls in a higher bucket are above every v
+    # of this bucket (the bucket of a value is monotone in it), those in a lower one below, and only
+    # v's own bucket -- most often holding at most one step -- needs comparisons.
+    lowest, highest = sorted_neg[N - 1], sorted_neg[0]
+    n_buckets = 4 * m
+    per_unit = n_buckets / (highest - lowest) if highest > lowest else 0.0
+    if not np.isfinite(per_unit):         # an infinite or subnormal span: one bucket, binary search
+        per_unit = 0.0
+    at_or_above = np.zeros(n_buckets + 1, dtype=np.int32)   # steps whose lowest score's bucket >= b
+    for r in range(m - 1):
+        at_or_above[_bucket(steps[r, 0], lowest, per_unit, n_buckets)] += 1
+    for b in range(n_buckets - 1, -1, -1):
+        at_or_above[b] += at_or_above[b + 1]
+    for t in range(N):
+        v = s_neg[t]
+        b = _bucket(v, lowest, per_unit, n_buckets)
+        base = at_or_above[b + 1]
+        length = at_or_above[b] - base            # steps in v's own bucket
+        while length > 1:                         # rare: a branch-free binary search among them
+            half = length >> 1
+            base = base + half if steps[base + half - 1, 0] > v else base
+            length -= half
+        base += (length == 1) & (steps[base, 0] > v)
+        coef[idx_neg[t]] = steps[base, 1]
+    return coef, delta, True
+
+
+@njit(cache=True, inline="always")
+def _bucket(v, lowest, per_unit, n_buckets):
+    return min(int((v - lowest) * per_unit), n_buckets - 1)
 
 
 def top_negatives(beta, n_neg):
