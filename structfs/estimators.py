@@ -1,5 +1,6 @@
 """StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -7,6 +8,22 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._validation import check_positive_float, check_positive_int
 from .losses import get_loss
 from .solvers import solve
+
+
+def _dot_sparse_row(X, row):
+    """X @ w for w a sparse (1, m) row, touching only X's entries and w's nonzeros: scipy's product
+    (or column indexing) would build an index of all m columns -- 17 GB for hashed features in 2^31."""
+    row = sp.csr_matrix(row)
+    row.sum_duplicates()                       # sorted, unique indices
+    idx, values = row.indices, row.data
+    if idx.size == 0:
+        return np.zeros(X.shape[0])
+    if not sp.issparse(X):
+        return np.asarray(X)[:, idx] @ values
+    X = X.tocoo()
+    at = np.minimum(np.searchsorted(idx, X.col), idx.size - 1)
+    weight = np.where(idx[at] == X.col, values[at], 0.0)
+    return np.bincount(X.row, weights=X.data * weight, minlength=X.shape[0])
 
 
 class LinearBinaryMixin:
@@ -22,7 +39,31 @@ class LinearBinaryMixin:
     def decision_function(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
+        if sp.issparse(self.coef_):
+            return _dot_sparse_row(X, self.coef_) + self.intercept_[0]
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+
+    def densify(self):
+        """``coef_`` as an ndarray (1, n_features), as scikit-learn's ``densify``; returns self."""
+        check_is_fitted(self)
+        if sp.issparse(self.coef_):
+            self.coef_ = self.coef_.toarray()
+        return self
+
+    def sparsify(self):
+        """``coef_`` as a (1, n_features) CSR row, as scikit-learn's ``sparsify``; returns self."""
+        check_is_fitted(self)
+        if not sp.issparse(self.coef_):
+            self.coef_ = sp.csr_matrix(self.coef_)
+        return self
+
+    def _set_weights(self, w):
+        """coef_ and selected_features_ from the solver's weights: an ndarray (m,), or the (1, m) CSR
+        row (sorted, no zeros) it returns for index spaces above ``solvers.data.MAX_DENSE_WEIGHTS``."""
+        if sp.issparse(w):
+            self.coef_, self.selected_features_ = w, w.indices.astype(np.int64)
+        else:
+            self.coef_, self.selected_features_ = w[None, :], np.flatnonzero(w)
 
     def predict(self, X):
         scores = self.decision_function(X)
@@ -88,7 +129,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : ndarray (1, n_features)
+    coef_ : ndarray (1, n_features); a scipy.sparse CSR row (1, n_features) when n_features exceeds
+        2^24 (hashed feature spaces; a dense row would be O(index space)), as after scikit-learn's
+        ``sparsify()``. ``densify()`` / ``sparsify()`` convert.
     intercept_ : ndarray (1,), equal to ``bias * w_b``
     classes_ : ndarray (2,), ``classes_[1]`` is the positive class
     selected_features_ : ndarray, sorted indices of the nonzero coefficients
@@ -164,9 +207,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                        max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
                        master_solver=self.master_solver, refit=self.refit, verbose=self.verbose)
         self.loss_ = loss
-        self.coef_ = result.w[None, :]
+        self._set_weights(result.w)
         self.intercept_ = np.array([bias * result.w_b])
-        self.selected_features_ = np.flatnonzero(result.w)
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
         self.gap_ = result.objective - result.lower_bound

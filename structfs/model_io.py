@@ -15,9 +15,11 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import __version__
 from .estimators import OneVsRestStructSVM, StructSVM
+from .solvers.data import weights_in
 
 FORMAT = "structfs-model"
 FORMAT_VERSION = 2
@@ -76,10 +78,22 @@ def _params_record(estimator):
     return out
 
 
-def _binary_record(est):
+def _nonzero_weights(est):
+    """(sorted indices, values) of the nonzero weights; no temporary the size of the index space for
+    a sparse coef_ (hashed features: 2^31)."""
+    if sp.issparse(est.coef_):
+        w = sp.csr_matrix(est.coef_)
+        w.sum_duplicates()
+        w.eliminate_zeros()
+        return w.indices.astype(np.int64), w.data
     w = est.coef_[0]
     idx = np.flatnonzero(w)
-    return {"indices": idx.tolist(), "values": w[idx].tolist(), "intercept": float(est.intercept_[0]),
+    return idx, w[idx]
+
+
+def _binary_record(est):
+    idx, values = _nonzero_weights(est)
+    return {"indices": idx.tolist(), "values": values.tolist(), "intercept": float(est.intercept_[0]),
             "objective": float(est.objective_)}
 
 
@@ -101,9 +115,7 @@ def save_model(estimator, path):
         raise TypeError("save_model writes one-vs-rest models made of StructSVMs; this one holds "
                         f"{type(binaries[0]).__name__} (pickle it, or save each estimators_[i].estimator_).")
     for b in binaries:
-        w = b.coef_[0]
-        # the nonzeros only: no temporary the size of the index space (hashed features: 2^31)
-        if not (np.isfinite(w[np.flatnonzero(w)]).all() and np.isfinite(b.intercept_).all()):
+        if not (np.isfinite(_nonzero_weights(b)[1]).all() and np.isfinite(b.intercept_).all()):
             raise ValueError("save_model refuses a model with non-finite weights.")
     doc = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "structfs_version": __version__,
@@ -149,8 +161,8 @@ def _weights(record, n_features, where):
         raise ModelFileError(f"{where}indices lie outside 0..n_features-1 ({n_features})")
     if np.unique(idx).size != idx.size:
         raise ModelFileError(f"{where}indices repeat a feature")
-    w = np.zeros(n_features)
-    w[idx] = np.asarray(values, dtype=np.float64)
+    order = np.argsort(idx)
+    w = weights_in(idx[order], np.asarray(values, dtype=np.float64)[order], n_features)
     intercept = _field(record, "intercept", "number", where)
     objective = record.get("objective", float("nan"))
     return w, float(intercept), objective
@@ -183,11 +195,10 @@ def _build(cls, params, where="params."):
 def _fill(est, w, intercept, objective, classes, n_features):
     from .losses import get_loss
 
-    est.coef_ = w[None, :]
+    est._set_weights(w)
     est.intercept_ = np.array([intercept])
     est.classes_ = np.asarray(classes)
     est.n_features_in_ = n_features
-    est.selected_features_ = np.flatnonzero(w)
     est.objective_ = objective
     est.loss_ = get_loss(est.loss, **(est.loss_params or {})) if isinstance(est.loss, str) else est.loss
     return est

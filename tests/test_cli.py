@@ -253,3 +253,20 @@ def test_retrieval_losses_train_with_beta_and_evaluate_prints_ap_and_pauc(digits
     assert main(["evaluate", "--beta", "1.5", str(digits_files["bin.test"]), str(model)]) == 1
     assert "--beta must be in (0, 1]" in capsys.readouterr().err
     assert main(["train", "-l", "ap", "-v", "0", str(digits_files["bin.train"]), str(tmp_path / "ap.model")]) == 0
+
+
+def test_hashed_feature_indices_train_predict_and_evaluate_in_the_data_size(tmp_path, capsys):
+    """Feature indices up to 10^8 (hashing): the model has a sparse coef_, the file its nonzeros, and
+    train/predict/evaluate never build a vector over the index space (2^31 - 1 works the same way:
+    0.7 s fit, ~270 MB, benchmarks/RESULTS.md)."""
+    data = tmp_path / "hashed.svm"
+    data.write_text("1 3:0.5 100000000:1\n-1 5:1 100000000:0.2\n1 100000000:0.7\n-1 4:1\n")
+    model, pred = tmp_path / "hashed.model", tmp_path / "hashed.pred"
+    assert main(["train", "-c", "10", str(data), str(model)]) == 0
+    doc = json.loads(model.read_text())
+    assert doc["n_features"] == 10 ** 8 and len(doc["models"][0]["indices"]) <= 4
+    assert main(["predict", str(data), str(model), str(pred)]) == 0
+    scores = np.loadtxt(pred)
+    assert scores.shape == (4,) and np.all((scores > 0) == np.array([1, 0, 1, 0], bool))
+    capsys.readouterr()
+    assert main(["evaluate", str(data), str(model)]) == 0 and "F1" in capsys.readouterr().out

@@ -241,3 +241,22 @@ def test_unclear_situations_get_clear_errors():
         StructSVM(refit=100.0).fit(X, y)
     with pytest.raises(ValueError, match="infinite"):
         StructSVM(loss=ContingencyLoss(lambda a, b, c, d: np.where(a == 0, np.inf, 100.0 * b / (a + b)))).fit(X, y)
+
+
+def test_sparse_row_product_equals_the_dense_one_and_densify_sparsify_round_trip():
+    import scipy.sparse as sp
+
+    from structfs.estimators import _dot_sparse_row
+
+    rng = np.random.default_rng(4)
+    X = sp.random(30, 50, density=0.2, random_state=1, format="csr")
+    w = rng.normal(size=50) * (rng.random(50) < 0.3)
+    for Xf in (X, X.tocsc(), X.tocoo(), X.toarray()):
+        assert np.allclose(_dot_sparse_row(Xf, sp.csr_matrix(w)), X @ w)
+    assert np.array_equal(_dot_sparse_row(X, sp.csr_matrix((1, 50))), np.zeros(30))
+    y = np.where(X @ w > 0, 1, -1)
+    y[:2] = [1, -1]
+    est = StructSVM(C=10.0).fit(X, y)
+    dense = est.decision_function(X)
+    assert sp.issparse(est.sparsify().coef_) and np.allclose(est.decision_function(X), dense)
+    assert isinstance(est.densify().coef_, np.ndarray) and np.allclose(est.decision_function(X), dense)

@@ -284,13 +284,14 @@ def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):
     assert ws.K == 2 and ws.groups[0].G.shape == (2, 2)
 
 
-def test_memory_follows_the_data_not_the_index_space():
+def test_memory_follows_the_data_not_the_index_space(tmp_path):
     """A sparse X whose features are scattered over a huge index space (hashing) is solved on the
-    columns that occur: the same model as on the compressed matrix, in X's numbering, and no CSC
-    copy (one pointer per index) is made."""
+    columns that occur: the same model as on the compressed matrix, in X's numbering, with coef_ a
+    sparse row (no vector of 10^8 weights), predictions and model files that never build one."""
     import scipy.sparse as sp
 
     from structfs import StructSVM
+    from structfs.model_io import load_model, save_model
     from structfs.solvers import PathRefitter, occurring_columns, select_columns
 
     rng = np.random.default_rng(0)
@@ -305,8 +306,15 @@ def test_memory_follows_the_data_not_the_index_space():
     for params in ({}, {"budget": 3, "refit": 30.0}):
         big = StructSVM(C=10.0, **params).fit(X, y)
         small = StructSVM(C=10.0, **params).fit(sp.csr_matrix(dense), y)
-        assert np.allclose(big.coef_[0, columns], small.coef_[0]) and big.objective_ == pytest.approx(small.objective_)
+        assert sp.issparse(big.coef_) and big.coef_.shape == (1, m) and not sp.issparse(small.coef_)
         assert np.array_equal(big.selected_features_, columns[small.selected_features_])
+        assert np.array_equal(big.coef_.indices, big.selected_features_)
+        assert np.allclose(big.coef_.data, small.coef_[0, small.selected_features_])
+        assert big.objective_ == pytest.approx(small.objective_)
+        assert np.allclose(big.decision_function(X), small.decision_function(dense))
+        back = load_model(save_model(big, tmp_path / "big.json"))
+        assert sp.issparse(back.coef_) and np.array_equal(back.coef_.indices, big.coef_.indices)
+        assert np.array_equal(back.decision_function(X), big.decision_function(X))
     y_pm = np.where(y == 1, 1.0, -1.0)
     cols, w, _ = PathRefitter(X, y_pm, get_loss("f1"), 10.0).refit(columns[[0, 1, 2]])
     cols_s, w_s, _ = PathRefitter(dense, y_pm, get_loss("f1"), 10.0).refit(np.array([0, 1, 2]))

@@ -16,6 +16,24 @@ def _as_solver_matrix(X):
     return np.asarray(X, dtype=np.float64, order="F")
 
 
+# Above this many features a fit's weights are returned sparse (a (1, m) CSR row, as after
+# scikit-learn's ``sparsify()``): a dense vector would be O(index space) -- 16 GB for hashed features in
+# 2^31 -- where the model has a few thousand weights. Below it (a dense row of at most 128 MB) they stay
+# an ndarray, what scikit-learn users expect of ``coef_``.
+MAX_DENSE_WEIGHTS = 2 ** 24
+
+
+def weights_in(columns, values, n_features):
+    """Weights ``values`` on the sorted ``columns`` of an ``n_features`` space: an ndarray (m,), or a
+    (1, m) CSR row without its zeros when m exceeds MAX_DENSE_WEIGHTS."""
+    if n_features > MAX_DENSE_WEIGHTS:
+        keep = values != 0
+        return sp.csr_matrix((values[keep], columns[keep], np.array([0, int(keep.sum())])), shape=(1, n_features))
+    w = np.zeros(n_features)
+    w[columns] = values
+    return w
+
+
 def occurring_columns(X):
     """Sorted indices of the columns of a sparse X that hold an entry, or None when X is dense or
     every column does. Memory follows the data: a hashed feature space of 2^31 indices with a few

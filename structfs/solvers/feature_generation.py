@@ -21,14 +21,14 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .cutting_plane import inner_solve
-from .data import ColumnCache, _as_solver_matrix, _matvec_t, occurring_columns, select_columns
+from .data import ColumnCache, _as_solver_matrix, _matvec_t, occurring_columns, select_columns, weights_in
 from .objective import primal_objective
 from .working_set import WorkingSet
 
 
 @dataclass
 class SolverResult:
-    w: np.ndarray             # feature weights (m,)
+    w: np.ndarray             # feature weights (m,); a (1, m) CSR row above data.MAX_DENSE_WEIGHTS features
     w_b: float                # weight of the bias feature (its value is `bias`)
     objective: float          # primal objective of CONTRACT section 1 at (w, w_b)
     lower_bound: float        # a proven lower bound on the optimal objective
@@ -125,9 +125,7 @@ def _on_columns(columns, n_features, X, y, loss, C, kwargs):
     if on_group is not None:
         kwargs = dict(kwargs, on_group=lambda cols, w, w_b: on_group(columns[cols], w, w_b))
     res = solve(select_columns(X, columns), y, loss, C, **kwargs)
-    w = np.zeros(n_features)
-    w[columns] = res.w
-    res.w = w
+    res.w = weights_in(columns, res.w, n_features)
     res.path = [(columns[cols], ws, w_b) for cols, ws, w_b in res.path]
     return res
 
