@@ -199,53 +199,10 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
         status, _ = inner_solve(ws, cache, y, loss, state, outer=1, **inner_kw)
         converged = status == "converged"
     else:
-        ws.abar[:] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
-        previous, stalled, stop = np.inf, 0, "max_outer"
-        path = []
-        for n_outer in range(1, max_outer + 1):
-            c = _matvec_t(X, ws.beta())
-            top = _top_features(c, budget)
-            state.lower = max(state.lower, _lower_bound(ws, c, top))
-            if state.best - state.lower <= C * tol:
-                stop = "gap"
-                break
-            if _violation(ws, c, top) <= C * tol:
-                stop = "optimal"       # no unselected group is worth more than the precision asked for
-                break
-            full = False
-            if max_features is not None:
-                top, full = _fit_cap(top, cache.cols, c, max_features)
-            ws.add_group(top, X[:, top])
-            cache.extend(top)
-            # While groups are being generated each restricted problem is solved to 1% (its answer only
-            # has to point at the next group); the last one is polished to tol below.
-            coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
-            status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **dict(inner_kw, tol=coarse))
-            path.append((state.cols.copy(), state.w_cache.copy(), state.w_b))
-            if on_group is not None and on_group(*path[-1]):
-                stop = "callback"
-                break
-            if status == "max_iter":
-                stop = "max_iter"
-                break
-            if full:                   # the cap is reached: the selection is final (a deliberate stop)
-                stop = "max_features"
-                break
-            # FGM's rule (opt-in). The restricted problem's optimum decreases as groups are added; a
-            # degenerate master can leave it unchanged once while a later group still helps, so
-            # the stall must hold for two groups in a row.
-            if outer_tol is not None:
-                stalled = stalled + 1 if abs(previous - restricted) <= outer_tol * abs(restricted) else 0
-                if stalled >= 2:
-                    stop = "stall"
-                    break
-            previous = restricted
-        if state.n_iter < max_iter and not state.best - state.lower <= C * tol:
-            inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
-        c = _matvec_t(X, ws.beta())
-        state.lower = max(state.lower, _lower_bound(ws, c, _top_features(c, budget)))
-        if path:                       # the last point of the path is the polished final model
-            path[-1] = (state.cols.copy(), state.w_cache.copy(), state.w_b)
+        n_outer, stop, path = _generate_groups(X, y, loss, C, ws, cache, state, inner_kw, budget=budget,
+                                               tol=tol, outer_tol=outer_tol, max_iter=max_iter,
+                                               max_outer=max_outer, max_features=max_features,
+                                               on_group=on_group)
         # Stopping where the user asked (caps, FGM's rule) or at a certificate is convergence; only
         # running out of planes is not.
         converged = stop != "max_iter"
@@ -263,6 +220,62 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
         return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, 1, converged, history)
     return SolverResult(state.full_w(), state.w_b, state.best, state.lower, state.n_iter, len(path), converged,
                         history, path, stop)
+
+
+def _generate_groups(X, y, loss, C, ws, cache, state, inner_kw, *, budget, tol, outer_tol, max_iter, max_outer,
+                     max_features, on_group):
+    """The outer layer (FGM): add the most violated group of ``budget`` features, re-solve the
+    restricted problem coarsely, until one of the stops of :func:`_solve`; then polish the last
+    restricted problem to ``tol``. Returns (groups generated, stop reason, path)."""
+    ws.abar[:] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
+    previous, stalled, stop = np.inf, 0, "max_outer"
+    path = []
+    n_outer = 0
+    for n_outer in range(1, max_outer + 1):
+        c = _matvec_t(X, ws.beta())
+        top = _top_features(c, budget)
+        state.lower = max(state.lower, _lower_bound(ws, c, top))
+        if state.best - state.lower <= C * tol:
+            stop = "gap"
+            break
+        if _violation(ws, c, top) <= C * tol:
+            stop = "optimal"       # no unselected group is worth more than the precision asked for
+            break
+        full = False
+        if max_features is not None:
+            top, full = _fit_cap(top, cache.cols, c, max_features)
+        ws.add_group(top, X[:, top])
+        cache.extend(top)
+        # While groups are being generated each restricted problem is solved to 1% (its answer only
+        # has to point at the next group); the last one is polished to tol below.
+        coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
+        status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **dict(inner_kw, tol=coarse))
+        path.append((state.cols.copy(), state.w_cache.copy(), state.w_b))
+        if on_group is not None and on_group(*path[-1]):
+            stop = "callback"
+            break
+        if status == "max_iter":
+            stop = "max_iter"
+            break
+        if full:                   # the cap is reached: the selection is final (a deliberate stop)
+            stop = "max_features"
+            break
+        # FGM's rule (opt-in). The restricted problem's optimum decreases as groups are added; a
+        # degenerate master can leave it unchanged once while a later group still helps, so
+        # the stall must hold for two groups in a row.
+        if outer_tol is not None:
+            stalled = stalled + 1 if abs(previous - restricted) <= outer_tol * abs(restricted) else 0
+            if stalled >= 2:
+                stop = "stall"
+                break
+        previous = restricted
+    if state.n_iter < max_iter and not state.best - state.lower <= C * tol:
+        inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
+    c = _matvec_t(X, ws.beta())
+    state.lower = max(state.lower, _lower_bound(ws, c, _top_features(c, budget)))
+    if path:                       # the last point of the path is the polished final model
+        path[-1] = (state.cols.copy(), state.w_cache.copy(), state.w_b)
+    return n_outer, stop, path
 
 
 def _top_features(c, budget):
