@@ -134,7 +134,21 @@ def read_svmlight(path, n_features=None):
         raise CLIError(f"no such file: {path}") from None
     except ValueError as exc:
         raise CLIError(f"{path}: {_first_bad_line(path) or exc}") from None
+    except OverflowError:
+        raise CLIError(f"{path}: {_first_huge_index(path) or 'a feature index'} exceeds 2^31 - 1, the "
+                       "largest index supported (hash into a smaller space)") from None
     return X, y
+
+
+def _first_huge_index(path):
+    """'line N: index I' of the first feature index above 2^31 - 1, or None."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, 1):
+            for pair in line.split("#", 1)[0].split()[1:]:
+                head = pair.split(":", 1)[0]
+                if head.isdigit() and int(head) > 2 ** 31 - 1:
+                    return f"line {number}: feature index {head}"
+    return None
 
 
 def _first_bad_line(path):

@@ -270,3 +270,11 @@ def test_hashed_feature_indices_train_predict_and_evaluate_in_the_data_size(tmp_
     assert scores.shape == (4,) and np.all((scores > 0) == np.array([1, 0, 1, 0], bool))
     capsys.readouterr()
     assert main(["evaluate", str(data), str(model)]) == 0 and "F1" in capsys.readouterr().out
+
+
+def test_a_feature_index_above_2_31_is_a_one_line_error_naming_file_and_line(tmp_path, capsys):
+    data = tmp_path / "over.svm"
+    data.write_text("-1 2:1\n1 4294967297:1\n")
+    assert main(["train", str(data), str(tmp_path / "m.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line 2: feature index 4294967297 exceeds 2^31 - 1" in err
