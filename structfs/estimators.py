@@ -13,7 +13,7 @@ from .solvers import solve
 def _dot_sparse_row(X, row):
     """X @ w for w a sparse (1, m) row, touching only X's entries and w's nonzeros: scipy's product
     (or column indexing) would build an index of all m columns -- 17 GB for hashed features in 2^31."""
-    row = sp.csr_matrix(row)
+    row = sp.csr_matrix(row, copy=True)        # a copy of the nonzeros: the model is not touched
     row.sum_duplicates()                       # sorted, unique indices
     idx, values = row.indices, row.data
     if idx.size == 0:

@@ -82,7 +82,7 @@ def _nonzero_weights(est):
     """(sorted indices, values) of the nonzero weights; no temporary the size of the index space for
     a sparse coef_ (hashed features: 2^31)."""
     if sp.issparse(est.coef_):
-        w = sp.csr_matrix(est.coef_)
+        w = sp.csr_matrix(est.coef_, copy=True)     # canonicalised below; the model is not touched
         w.sum_duplicates()
         w.eliminate_zeros()
         return w.indices.astype(np.int64), w.data

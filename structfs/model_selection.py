@@ -126,7 +126,8 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
 
     res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score, **solver_params)
     if budget is None:
-        score(np.arange(m), res.w, res.w_b)
+        # (scored densely, as every path point here: model selection over 2^24+ features is not built)
+        score(np.arange(m), res.w.toarray().ravel() if sp.issparse(res.w) else res.w, res.w_b)
     return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0
 
 
