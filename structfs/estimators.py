@@ -10,12 +10,19 @@ from .losses import get_loss
 from .solvers import solve
 
 
+def sparse_row_nonzeros(row):
+    """(sorted unique indices, values) of the nonzeros of a sparse (1, m) row, from a canonicalised
+    copy (the model's own coef_ is not touched); nothing of size m is built."""
+    row = sp.csr_matrix(row, copy=True)
+    row.sum_duplicates()
+    row.eliminate_zeros()
+    return row.indices.astype(np.int64), row.data
+
+
 def _dot_sparse_row(X, row):
     """X @ w for w a sparse (1, m) row, touching only X's entries and w's nonzeros: scipy's product
     (or column indexing) would build an index of all m columns -- 17 GB for hashed features in 2^31."""
-    row = sp.csr_matrix(row, copy=True)        # a copy of the nonzeros: the model is not touched
-    row.sum_duplicates()                       # sorted, unique indices
-    idx, values = row.indices, row.data
+    idx, values = sparse_row_nonzeros(row)
     if idx.size == 0:
         return np.zeros(X.shape[0])
     if not sp.issparse(X):

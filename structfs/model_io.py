@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
-from .estimators import OneVsRestStructSVM, StructSVM
+from .estimators import OneVsRestStructSVM, StructSVM, sparse_row_nonzeros
 from .solvers.data import weights_in
 
 FORMAT = "structfs-model"
@@ -82,10 +82,7 @@ def _nonzero_weights(est):
     """(sorted indices, values) of the nonzero weights; no temporary the size of the index space for
     a sparse coef_ (hashed features: 2^31)."""
     if sp.issparse(est.coef_):
-        w = sp.csr_matrix(est.coef_, copy=True)     # canonicalised below; the model is not touched
-        w.sum_duplicates()
-        w.eliminate_zeros()
-        return w.indices.astype(np.int64), w.data
+        return sparse_row_nonzeros(est.coef_)
     w = est.coef_[0]
     idx = np.flatnonzero(w)
     return idx, w[idx]

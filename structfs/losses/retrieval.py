@@ -165,13 +165,10 @@ def _ap_interleaving(s_pos, s_neg, harmonic):
         # down from k_hi and takes strict improvements only, by a select rather than a branch.
         c_j = ap_scale * (harmonic[P + j - 1] + j / (P + j))
         shift = pair_scale * s_neg[j0]
-        best, best_k = 0.0, P
-        k = k_hi
-        if k_hi < P:                          # a range that excludes P starts from its own top
-            best = (c_j - ap_scale * (harmonic[k + j - 1] + j / (k + j)) - pair_scale * suffix[k]
-                    + (P - k) * shift)
-            best_k = k
-        k -= 1
+        if k_hi == P:                         # G(P) = 0 without evaluation
+            best, best_k, k = 0.0, P, P - 1
+        else:                                 # the range's top wins its first comparison
+            best, best_k, k = -np.inf, k_hi, k_hi
         while k >= k_lo:
             g = (c_j - ap_scale * (harmonic[k + j - 1] + j / (k + j)) - pair_scale * suffix[k]
                  + (P - k) * shift)
