@@ -79,7 +79,7 @@ def test_fold_path_scores_each_point_on_the_validation_part():
 
 def test_cv_chooses_from_the_grid_refits_and_reports_results():
     X, y = _data(seed=3)
-    cv = StructSVMCV(Cs=[10.0, 100.0], budgets=[1, 3], max_outer=6, cv=3).fit(X, y)
+    cv = StructSVMCV(Cs=[10.0, 100.0], budgets=[1, 3], max_outer=4, cv=3).fit(X, y)
     res = cv.cv_results_
     n = len(res["params"])
     for key in ("mean_test_score", "std_test_score", "rank_test_score", "split0_test_score", "split2_test_score",
@@ -95,7 +95,7 @@ def test_cv_chooses_from_the_grid_refits_and_reports_results():
     padded = np.concatenate((m[:1], m, m[-1:]))
     assert np.allclose(res["smoothed_test_score"][path], (padded[:-2] + padded[1:-1] + padded[2:]) / 3)
     assert (cv.C_, cv.budget_) in {(10.0, 1), (10.0, 3), (100.0, 1), (100.0, 3)}
-    assert 1 <= cv.n_groups_ <= 6
+    assert 1 <= cv.n_groups_ <= 4
     ref = StructSVM(C=cv.C_, budget=cv.budget_, max_outer=cv.n_groups_, refit=cv.C_).fit(X, y)
     assert np.allclose(cv.coef_, ref.coef_) and np.allclose(cv.intercept_, ref.intercept_)
     assert np.array_equal(cv.predict(X), ref.predict(X))
@@ -130,8 +130,8 @@ def test_unbudgeted_candidate_is_a_single_point_and_can_win():
 
 def test_early_stopping_shortens_paths_without_changing_their_start():
     X, y = _data(seed=7)
-    long = StructSVMCV(Cs=[100.0], budgets=[1], max_outer=15, n_iter_no_change=None).fit(X, y)
-    short = StructSVMCV(Cs=[100.0], budgets=[1], max_outer=15, n_iter_no_change=2).fit(X, y)
+    long = StructSVMCV(Cs=[100.0], budgets=[1], max_outer=10, n_iter_no_change=None).fit(X, y)
+    short = StructSVMCV(Cs=[100.0], budgets=[1], max_outer=10, n_iter_no_change=2).fit(X, y)
     k = len(short.cv_results_["params"])
     assert k <= len(long.cv_results_["params"])
     # each fold's path is the same until it stops; only the carried-forward tails can differ
@@ -141,14 +141,14 @@ def test_early_stopping_shortens_paths_without_changing_their_start():
 
 def test_works_in_pipelines_one_vs_rest_and_with_sparse_input():
     X, y = _data(seed=8)
-    pipe = make_pipeline(StandardScaler(), StructSVMCV(Cs=[100.0], budgets=[2], max_outer=4)).fit(X, y)
+    pipe = make_pipeline(StandardScaler(), StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2)).fit(X, y)
     assert pipe.score(X, y) > 0.7
     Xs = sp.csr_matrix(np.where(np.abs(X) > 1.0, X, 0.0))
-    assert StructSVMCV(Cs=[100.0], budgets=[2], max_outer=4).fit(Xs, y).coef_.shape == (1, X.shape[1])
+    assert StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2).fit(Xs, y).coef_.shape == (1, X.shape[1])
     y3 = np.digitize(X[:, 0] + X[:, 1], [-0.5, 0.5])
-    ovr = OneVsRestClassifier(StructSVMCV(Cs=[100.0], budgets=[2], max_outer=3)).fit(X, y3)
+    ovr = OneVsRestClassifier(StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2)).fit(X, y3)
     assert ovr.predict(X).shape == (120,)
-    ours = OneVsRestStructSVM(estimator=StructSVMCV(Cs=[100.0], budgets=[2], max_outer=3), n_jobs=2).fit(X, y3)
+    ours = OneVsRestStructSVM(estimator=StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2), n_jobs=2).fit(X, y3)
     assert ours.predict(X).shape == (120,) and ours.decision_function(X).shape == (120, 3)
     assert all(isinstance(e, StructSVMCV) and e.budget_ == 2 for e in ours.estimators_)
     with pytest.raises(ValueError, match="C"):
