@@ -7,6 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_positive_float, check_positive_int
 from .losses import get_loss
+from .shards import ShardedMatrix
 from .solvers import solve
 
 
@@ -45,6 +46,14 @@ class LinearBinaryMixin:
 
     def decision_function(self, X):
         check_is_fitted(self)
+        if isinstance(X, ShardedMatrix):              # data on disk: one pass over its shards
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                                 f"{self.n_features_in_} features as input.")
+            if sp.issparse(self.coef_):
+                return X.dot(*sparse_row_nonzeros(self.coef_)) + self.intercept_[0]
+            idx = np.flatnonzero(self.coef_[0])
+            return X.dot(idx, self.coef_[0][idx]) + self.intercept_[0]
         X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
         if sp.issparse(self.coef_):
             return _dot_sparse_row(X, self.coef_) + self.intercept_[0]
@@ -195,10 +204,14 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return loss, C, bias, tol
 
     def fit(self, X, y):
-        """Fit on X (n_samples, n_features), dense or any scipy.sparse format, and two-class y."""
+        """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
+        :class:`structfs.shards.ShardedMatrix` on disk (with a budget; y e.g. its ``y``), and two-class y."""
         loss, C, bias, tol = self._check_params()
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
-                             dtype=[np.float64, np.float32], ensure_all_finite=True)
+        if isinstance(X, ShardedMatrix):
+            y = self._check_row_blocks(X, y)
+        else:
+            X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
+                                 dtype=[np.float64, np.float32], ensure_all_finite=True)
         check_classification_targets(y)        # "Unknown label type" for continuous targets
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] == 1:
@@ -225,6 +238,22 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.history_ = result.history
         self.converged_ = result.converged
         return self
+
+
+    def _check_row_blocks(self, X, y):
+        """y checked against data on disk (which validated itself on opening); n_features_in_ set."""
+        from sklearn.utils.validation import column_or_1d
+
+        if self.budget is None:
+            raise ValueError("budget=None on a ShardedMatrix: the unbudgeted problem needs every column in "
+                             "memory at once; set a budget.")
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} labels but X (on disk) has {X.shape[0]} rows.")
+        self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return y
 
 
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):

@@ -3,14 +3,26 @@
 Per outer iteration feature generation needs one product X~' beta over all columns; per cutting plane
 only the columns of the selected groups (the cache) and one oracle call on the n scores. Everything
 that touches X goes through this module.
+
+Besides ndarrays and scipy.sparse matrices X may be *row blocks on disk* (structfs.shards.ShardedMatrix,
+or any object with its interface): ``shape``, ``rmatvec(v)`` (X' v, one pass), ``matvec(w)``,
+``take_columns(cols)`` (those columns in memory), ``occurring_columns()`` and ``compacted()``. The
+solver never needs more of X than that, so such data are never loaded whole.
 """
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 
+def is_row_blocks(X):
+    """True for out-of-core data (see the module's docstring), which stays where it is."""
+    return hasattr(X, "take_columns") and hasattr(X, "rmatvec")
+
+
 def _as_solver_matrix(X):
     """CSC float64 for sparse input (cheap column slices and X' v); dense stays dense."""
+    if is_row_blocks(X):
+        return X
     if sp.issparse(X):
         return sp.csc_matrix(X, dtype=np.float64)
     return np.asarray(X, dtype=np.float64, order="F")
@@ -38,6 +50,8 @@ def occurring_columns(X):
     """Sorted indices of the columns of a sparse X that hold an entry, or None when X is dense or
     every column does. Memory follows the data: a hashed feature space of 2^31 indices with a few
     thousand in use costs the few thousand (CSC's column pointers alone would be 2^31 entries)."""
+    if is_row_blocks(X):
+        return X.occurring_columns()
     if not sp.issparse(X):
         return None
     X = X if X.format in ("csr", "csc", "coo") else X.tocsr()
@@ -56,7 +70,10 @@ def occurring_columns(X):
 def select_columns(X, columns):
     """The sorted ``columns`` of a sparse X as CSR, by renumbering the stored indices: no structure
     of the size of X's index space is built (CSC's column pointers, or scipy's column indexing,
-    would be one entry per index). Dense X is indexed as usual."""
+    would be one entry per index). Dense X is indexed as usual; row blocks on disk are renumbered
+    already (their compact view)."""
+    if is_row_blocks(X):
+        return X.compacted()
     if not sp.issparse(X):
         return np.asarray(X)[:, columns]
     X = X.tocsr() if X.format != "csr" else X
@@ -70,6 +87,8 @@ def _matvec_t(X, v):
     """X' v. For CSC X a compiled loop over its columns: scipy's ``X.T @ v`` first builds (and
     validates) a transposed matrix object, ~0.4 ms per call -- 11% of a cross-validated R8 fit,
     which makes ~20,000 such products on small group slices."""
+    if is_row_blocks(X):
+        return X.rmatvec(v)
     if sp.issparse(X) and X.format == "csc" and X.dtype == np.float64:
         return _csc_rmatvec(X.indptr, X.indices, X.data, np.ascontiguousarray(v, dtype=np.float64))
     return np.asarray(X.T @ v).ravel()
@@ -87,7 +106,14 @@ def _csc_rmatvec(indptr, indices, data, v):
 
 
 def _matvec(X, v):
+    if is_row_blocks(X):
+        return X.matvec(v)
     return np.asarray(X @ v).ravel()
+
+
+def take_columns(X, cols):
+    """X[:, cols] in memory (one pass over row blocks on disk)."""
+    return X.take_columns(cols) if is_row_blocks(X) else X[:, cols]
 
 
 class ColumnCache:
@@ -96,13 +122,22 @@ class ColumnCache:
     def __init__(self, X):
         self.X_full = X
         self.cols = np.zeros(0, dtype=np.int64)
-        self.X = X[:, self.cols]
+        self.X = take_columns(X, self.cols)
 
     def extend(self, new_cols):
-        cols = np.union1d(self.cols, new_cols)
-        if cols.shape[0] != self.cols.shape[0]:
-            self.cols = cols
-            self.X = self.X_full[:, cols]
+        """Add columns; only the new ones are read from X (one pass for data on disk)."""
+        new = np.setdiff1d(new_cols, self.cols)
+        if new.shape[0] == 0:
+            return
+        block = take_columns(self.X_full, new)
+        cols = np.concatenate((self.cols, new))
+        order = np.argsort(cols, kind="stable")
+        stacked = sp.hstack([self.X, block], format="csc") if sp.issparse(block) else np.hstack([self.X, block])
+        self.cols, self.X = cols[order], stacked[:, order]
+
+    def columns(self, cols):
+        """X[:, cols] for cached columns ``cols``, from the cache."""
+        return self.X[:, np.searchsorted(self.cols, cols)]
 
     def weights(self, ws):
         """d on the cache: d_j = sum of mu_t over the groups t holding column j."""

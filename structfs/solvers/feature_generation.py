@@ -21,7 +21,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .cutting_plane import inner_solve
-from .data import ColumnCache, _as_solver_matrix, _matvec_t, occurring_columns, select_columns, weights_in
+from .data import (ColumnCache, _as_solver_matrix, _matvec, _matvec_t, is_row_blocks, occurring_columns, select_columns,
+                   take_columns, weights_in)
 from .objective import primal_objective
 from .working_set import WorkingSet
 
@@ -87,6 +88,9 @@ def solve(X, y, loss, C, **kwargs):
     refit = kwargs.pop("refit", None)
     budget = effective_budget(kwargs.pop("budget", None), cap, X.shape[1])
     if budget is None:                                  # one group of all features: SVMperf's problem
+        if is_row_blocks(X):
+            raise ValueError("budget=None on data on disk: the unbudgeted problem needs every column in memory "
+                             "at once; set a budget (feature generation reads X one pass per group).")
         return _solve(X, y, loss, C, budget=None, **kwargs)
     from threadpoolctl import threadpool_limits
 
@@ -107,10 +111,11 @@ def _refit(X, y, loss, C, budget, refit, res, kwargs):
     # the settings the fit was given, _solve's own defaults for the rest (one source of truth)
     sub_params = {k: kwargs[k] for k in ("bias", "tol", "max_iter", "verbose") if k in kwargs}
     bias = sub_params.get("bias", _solve.__kwdefaults__["bias"])
-    sub = solve(select_columns(X, selected), y, loss, refit, budget=None, **sub_params)
+    X_selected = take_columns(X, selected)         # in memory, whether X is or not
+    sub = solve(X_selected, y, loss, refit, budget=None, **sub_params)
     w = np.zeros(X.shape[1])
     w[selected] = sub.w
-    scores = np.asarray(X @ w).ravel() + bias * sub.w_b
+    scores = _matvec(X_selected, sub.w) + bias * sub.w_b
     coef, delta = loss.oracle(y, scores)
     xi = max(0.0, delta - float(coef @ scores))
     res.w, res.w_b = w, sub.w_b
@@ -244,8 +249,8 @@ def _generate_groups(X, y, loss, C, ws, cache, state, inner_kw, *, budget, tol, 
         full = False
         if max_features is not None:
             top, full = _fit_cap(top, cache.cols, c, max_features)
-        ws.add_group(top, X[:, top])
         cache.extend(top)
+        ws.add_group(top, cache.columns(top))
         # While groups are being generated each restricted problem is solved to 1% (its answer only
         # has to point at the next group); the last one is polished to tol below.
         coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)

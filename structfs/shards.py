@@ -1,0 +1,400 @@
+"""Out-of-core data: a directory of CSR row blocks ("shards") on disk, read one shard at a time.
+
+Feature generation touches all of X only through one product X' v per outer iteration; every cutting
+plane needs just the columns of the selected groups, which are few and kept in memory. So a matrix
+that is streamed from disk row block by row block serves the solver as well as one in memory, and
+memory follows one shard, the selected columns and a few vectors of length n -- not the data.
+
+Format (``manifest.json`` plus four ``.npy`` files per shard): each shard is a scipy CSR matrix's
+``indptr`` (int64), ``indices`` and ``data`` and its rows' labels ``y``. The column indices are
+*compact*: the columns that occur anywhere, renumbered 0..k-1 in order, with ``columns.npy`` mapping
+them back to the original indices (absent when every column occurs). So a hashed space of 2^31
+indices costs what is used, as in memory (:func:`structfs.solvers.data.occurring_columns`).
+
+Why ``.npy``: it is NumPy's own versioned, self-describing binary format; ``np.load(mmap_mode="r")``
+maps a shard without reading or copying it, and the mapping is dropped after the shard's product,
+so resident memory holds one shard at a time. zarr or HDF5 would add a dependency and chunk
+compression (CPU per pass) for no gain here: shards are written once and read sequentially.
+
+The manifest records every file's size and modification time; a shard that is missing, truncated or
+changed after it was written, or whose contents are out of range, is a ValueError naming it.
+"""
+import json
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+__all__ = ["ShardWriter", "ShardedMatrix", "write_shards", "svmlight_to_shards", "is_shard_directory"]
+
+FORMAT, VERSION = "structfs-shards", 1
+MANIFEST = "manifest.json"
+_PARTS = ("indptr", "indices", "data", "y")
+
+
+def is_shard_directory(path):
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, MANIFEST))
+
+
+class ShardWriter:
+    """Write a shard directory block by block: ``append(X_block, y_block)`` per row block, then
+    ``close()`` (renumbers the columns compactly, writes the manifest) returns the ShardedMatrix.
+
+    ``n_features``: the index space (default: the largest index seen + 1). The directory must not
+    exist or be empty: an existing shard directory is never overwritten.
+    """
+
+    def __init__(self, path, n_features=None, dtype=np.float64):
+        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+            raise ValueError(f"path {path!r} exists and is not an empty directory; shards are written to a new one.")
+        os.makedirs(path, exist_ok=True)
+        self.path, self.n_features, self.dtype = path, n_features, np.dtype(dtype)
+        self.shards, self.columns = [], np.zeros(0, dtype=np.int64)
+        self.labels = set()
+
+    def append(self, X, y):
+        X = sp.csr_matrix(X, dtype=self.dtype)
+        X.sum_duplicates()
+        y = np.asarray(y, dtype=np.float64).ravel()
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} labels for {X.shape[0]} rows of X.")
+        if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
+            raise ValueError(f"row block {len(self.shards)}: X and y must be finite.")
+        name = f"shard-{len(self.shards):05d}"
+        indices = X.indices.astype(np.int64)
+        self.columns = np.union1d(self.columns, np.unique(indices))
+        self.labels |= set(np.unique(y).tolist())
+        for part, values in zip(_PARTS, (X.indptr.astype(np.int64), indices, X.data, y)):
+            np.save(self._file(name, part), values)
+        self.shards.append(dict(name=name, n_rows=int(X.shape[0]), nnz=int(X.nnz)))
+
+    def _file(self, name, part):
+        return os.path.join(self.path, f"{name}.{part}.npy")
+
+    def close(self):
+        """Renumber every shard's columns compactly, write the manifest; the ShardedMatrix."""
+        if not self.shards:
+            raise ValueError("no rows were appended; a shard directory needs at least one row.")
+        largest = int(self.columns[-1]) + 1 if self.columns.size else 0
+        n_features = largest if self.n_features is None else int(self.n_features)
+        if n_features < largest:
+            raise ValueError(f"n_features={n_features} but a feature index {largest - 1} occurs.")
+        compact_dtype = np.int32 if self.columns.size < 2 ** 31 else np.int64
+        for shard in self.shards:
+            raw = np.load(self._file(shard["name"], "indices"))
+            np.save(self._file(shard["name"], "indices"), np.searchsorted(self.columns, raw).astype(compact_dtype))
+        identity = self.columns.size == n_features
+        if not identity:
+            np.save(os.path.join(self.path, "columns.npy"), self.columns)
+        for shard in self.shards:
+            shard["files"] = {part: _stamp(self._file(shard["name"], part)) for part in _PARTS}
+        manifest = dict(format=FORMAT, version=VERSION, n_features=n_features, n_columns=int(self.columns.size),
+                        n_samples=sum(s["n_rows"] for s in self.shards), dtype=self.dtype.name,
+                        labels=sorted(self.labels), shards=self.shards,
+                        columns=None if identity else _stamp(os.path.join(self.path, "columns.npy")))
+        with open(os.path.join(self.path, MANIFEST), "w") as fh:
+            json.dump(manifest, fh, indent=1)
+        return ShardedMatrix(self.path)
+
+
+def _stamp(path):
+    st = os.stat(path)
+    return dict(size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+def write_shards(X, y, path, rows_per_shard=100_000):
+    """An in-memory (X, y) as a shard directory of ``rows_per_shard`` rows each; the ShardedMatrix."""
+    X = sp.csr_matrix(X)
+    writer = ShardWriter(path, n_features=X.shape[1], dtype=X.dtype if X.dtype == np.float32 else np.float64)
+    for start in range(0, X.shape[0], rows_per_shard):
+        writer.append(X[start:start + rows_per_shard], np.asarray(y)[start:start + rows_per_shard])
+    return writer.close()
+
+
+def svmlight_to_shards(sources, path, shard_bytes=256 * 2 ** 20, dtype=np.float64):
+    """SVMlight/LIBSVM file(s) (1-based indices, as svm_perf) to a shard directory, each file read
+    ``shard_bytes`` at a time (scikit-learn's ``load_svmlight_file(offset=, length=)``), so a file
+    larger than memory converts in pieces. Returns the ShardedMatrix."""
+    from sklearn.datasets import load_svmlight_file
+
+    sources = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    writer = ShardWriter(path, dtype=dtype)
+    for source in sources:
+        size = os.path.getsize(source)
+        for offset in range(0, max(size, 1), shard_bytes):
+            try:
+                X, y = load_svmlight_file(str(source), n_features=2 ** 31 - 1, zero_based=False, offset=offset,
+                                          length=shard_bytes, dtype=dtype)
+            except (ValueError, OverflowError) as exc:
+                raise ValueError(f"{source} (bytes {offset}-{offset + shard_bytes}): {exc}") from None
+            if X.shape[0]:
+                writer.append(X, y)
+    return writer.close()
+
+
+class ShardedMatrix:
+    """A shard directory as a read-only (n_samples, n_features) matrix streamed from disk.
+
+    It provides what feature generation needs (:mod:`structfs.solvers.data`): ``rmatvec`` (X' v over
+    every column, one pass), ``take_columns`` (a few columns in memory, one pass), ``matvec`` (X w,
+    one pass), the occurring columns and the compact view the solver works on. ``y`` holds the labels
+    stored with the rows; ``passes`` counts the passes over the data. ``StructSVM.fit`` accepts it
+    (with a budget: the unbudgeted problem needs all of X at once).
+    """
+
+    def __init__(self, path, _compact=False, _passes=None):
+        self.path = os.fspath(path)
+        manifest_path = os.path.join(self.path, MANIFEST)
+        try:
+            with open(manifest_path) as fh:
+                meta = json.load(fh)
+        except FileNotFoundError:
+            raise ValueError(f"{self.path} is not a shard directory: no {MANIFEST}.") from None
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{manifest_path} is unreadable: {exc}") from None
+        self.meta = _checked_manifest(meta, manifest_path)
+        self.n_columns = self.meta["n_columns"]
+        self.compact = _compact
+        n, m = self.meta["n_samples"], self.meta["n_features"]
+        self.shape = (n, self.n_columns if _compact else m)
+        self.dtype = np.dtype(self.meta["dtype"])
+        self._passes = [0] if _passes is None else _passes     # shared with the compact view
+        self._verified = set()
+        starts = np.cumsum([0] + [s["n_rows"] for s in self.meta["shards"]])
+        self._rows = list(zip(starts[:-1], starts[1:]))
+        for shard in self.meta["shards"]:
+            for part in _PARTS:
+                self._check_stamp(shard["name"], part, shard["files"][part])
+
+    @property
+    def passes(self):
+        """Passes over the data so far (by this matrix and its compact view)."""
+        return self._passes[0]
+
+    @property
+    def nnz(self):
+        return sum(s["nnz"] for s in self.meta["shards"])
+
+    @property
+    def n_shards(self):
+        return len(self.meta["shards"])
+
+    def _file(self, name, part):
+        return os.path.join(self.path, f"{name}.{part}.npy")
+
+    def _check_stamp(self, name, part, stamp):
+        path = self._file(name, part) if part != "columns" else os.path.join(self.path, "columns.npy")
+        try:
+            now = _stamp(path)
+        except OSError:
+            raise ValueError(f"shard {name!r}: {os.path.basename(path)} is missing from {self.path}.") from None
+        if now["size"] != stamp["size"]:
+            raise ValueError(f"shard {name!r}: {os.path.basename(path)} has {now['size']} bytes, the manifest "
+                             f"{stamp['size']}: truncated or rewritten since it was written.")
+        if now["mtime_ns"] != stamp["mtime_ns"]:
+            raise ValueError(f"shard {name!r}: {os.path.basename(path)} was modified after the shard directory "
+                             "was written; re-create it.")
+
+    def _load(self, i):
+        """(row range, indptr, indices, data) of shard i, memory-mapped, checked."""
+        shard = self.meta["shards"][i]
+        name = shard["name"]
+        arrays = []
+        for part in _PARTS[:3]:
+            self._check_stamp(name, part, shard["files"][part])
+            try:
+                arrays.append(np.asarray(np.load(self._file(name, part), mmap_mode="r", allow_pickle=False)))
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"shard {name!r}: {part} is unreadable: {exc}") from None
+        indptr, indices, data = arrays
+        if i not in self._verified:
+            ok = (indptr.ndim == indices.ndim == data.ndim == 1 and indptr.shape[0] == shard["n_rows"] + 1
+                  and indices.shape[0] == data.shape[0] == shard["nnz"] and indptr.dtype == np.int64
+                  and indices.dtype.kind == "i" and data.dtype == self.dtype
+                  and _valid_csr(indptr, indices, data, self.n_columns))
+            if not ok:
+                raise ValueError(f"shard {name!r}: its CSR arrays are inconsistent (row pointers, column index "
+                                 f"outside 0..{self.n_columns - 1}, or a non-finite value).")
+            self._verified.add(i)
+        return self._rows[i], indptr, indices, data
+
+    # -- what the solver needs -----------------------------------------------------------------
+    def occurring_columns(self):
+        """Sorted original indices of the columns that occur, or None when all do."""
+        if self.meta["columns"] is None or self.compact:
+            return None
+        self._check_stamp("columns", "columns", self.meta["columns"])
+        return np.load(os.path.join(self.path, "columns.npy"), allow_pickle=False).astype(np.int64)
+
+    def compacted(self):
+        """The same data in the compact column numbering (what the solver works on)."""
+        return self if self.compact or self.meta["columns"] is None else ShardedMatrix(self.path, True, self._passes)
+
+    def _require_compact(self):
+        if not self.compact and self.meta["columns"] is not None:
+            raise ValueError("this product works on the compact columns; use compacted() (the solver does).")
+
+    def rmatvec(self, v):
+        """X' v, one pass over the shards."""
+        self._require_compact()
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        out = np.zeros(self.n_columns)
+        for i in range(self.n_shards):
+            (r0, r1), indptr, indices, data = self._load(i)
+            _rmatvec_add(indptr, indices, data, v[r0:r1], out)
+        self._passes[0] += 1
+        return out
+
+    def matvec(self, w):
+        """X w (w over the compact columns), one pass."""
+        self._require_compact()
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        out = np.empty(self.shape[0])
+        for i in range(self.n_shards):
+            (r0, r1), indptr, indices, data = self._load(i)
+            out[r0:r1] = _csr_matvec(indptr, indices, data, w)
+        self._passes[0] += 1
+        return out
+
+    def dot(self, columns, values):
+        """X w for the weights ``values`` on the original (sorted) indices ``columns``, one pass."""
+        occurring = self.occurring_columns()
+        w = np.zeros(self.n_columns)
+        columns = np.asarray(columns, dtype=np.int64)
+        if occurring is None:
+            w[columns] = values
+        else:
+            at = np.minimum(np.searchsorted(occurring, columns), max(occurring.shape[0] - 1, 0))
+            hit = occurring[at] == columns if occurring.shape[0] else np.zeros(columns.shape[0], dtype=bool)
+            w[at[hit]] = np.asarray(values)[hit]        # weights of columns absent here multiply zeros
+        return self.compacted().matvec(w)
+
+    def take_columns(self, cols):
+        """Columns ``cols`` (compact, sorted) as an in-memory CSC matrix (n x len(cols)), one pass."""
+        self._require_compact()
+        cols = np.asarray(cols, dtype=np.int64)
+        position = np.full(self.n_columns, -1, dtype=np.int64)
+        position[cols] = np.arange(cols.shape[0])
+        rows, where, values = [], [], []
+        for i in range(self.n_shards):
+            (r0, r1), indptr, indices, data = self._load(i)
+            r, c, v = _gather(indptr, indices, data, position)
+            rows.append(r + r0)
+            where.append(c)
+            values.append(v)
+        self._passes[0] += 1
+        return sp.csc_matrix((np.concatenate(values), (np.concatenate(rows), np.concatenate(where))),
+                             shape=(self.shape[0], cols.shape[0]))
+
+    @property
+    def y(self):
+        """The labels stored with the rows (float64)."""
+        parts = []
+        for shard in self.meta["shards"]:
+            self._check_stamp(shard["name"], "y", shard["files"]["y"])
+            y = np.load(self._file(shard["name"], "y"), allow_pickle=False)
+            if y.shape != (shard["n_rows"],) or not np.isfinite(y).all():
+                raise ValueError(f"shard {shard['name']!r}: its labels are inconsistent with the manifest.")
+            parts.append(y)
+        return np.concatenate(parts)
+
+    def __repr__(self):
+        return (f"ShardedMatrix({self.path!r}: {self.shape[0]} x {self.shape[1]}, {self.nnz} nonzeros in "
+                f"{self.n_shards} shards)")
+
+
+def _checked_manifest(meta, where):
+    """The manifest if its fields have the right types and agree with each other; ValueError naming
+    the field otherwise."""
+    def bad(field, why):
+        raise ValueError(f"{where}: {field} {why}.")
+
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        bad("format", f"is not {FORMAT!r}")
+    if meta.get("version") != VERSION:
+        bad("version", f"is {meta.get('version')!r}; this structfs reads version {VERSION}")
+    for field in ("n_features", "n_columns", "n_samples"):
+        if not isinstance(meta.get(field), int) or isinstance(meta.get(field), bool) or meta[field] < 0:
+            bad(field, "must be a non-negative integer")
+    if meta["n_columns"] > meta["n_features"]:
+        bad("n_columns", "exceeds n_features")
+    if meta.get("dtype") not in ("float64", "float32"):
+        bad("dtype", "must be float64 or float32")
+    shards = meta.get("shards")
+    if not isinstance(shards, list) or not shards:
+        bad("shards", "must be a non-empty list")
+    names = set()
+    for s in shards:
+        if not isinstance(s, dict) or not isinstance(s.get("name"), str) or s["name"] in names \
+                or os.path.basename(s["name"]) != s["name"]:
+            bad("shards", f"holds an invalid or repeated entry {s!r}")
+        names.add(s["name"])
+        for field in ("n_rows", "nnz"):
+            if not isinstance(s.get(field), int) or s[field] < 0:
+                bad(f"shard {s['name']!r} {field}", "must be a non-negative integer")
+        if not isinstance(s.get("files"), dict) or set(s["files"]) != set(_PARTS):
+            bad(f"shard {s['name']!r} files", f"must stamp {', '.join(_PARTS)}")
+    if sum(s["n_rows"] for s in shards) != meta["n_samples"]:
+        bad("n_samples", "is not the sum of the shards' rows")
+    labels = meta.get("labels")
+    if not isinstance(labels, list) or len(labels) > 2:
+        bad("labels", f"are {labels!r}: a shard directory holds one binary problem (two label values at most)")
+    if (meta.get("columns") is None) != (meta["n_columns"] == meta["n_features"]):
+        bad("columns", "disagrees with n_columns and n_features")
+    return meta
+
+
+@njit(cache=True)
+def _valid_csr(indptr, indices, data, n_columns):
+    if indptr[0] != 0 or indptr[-1] != indices.shape[0]:
+        return False
+    for i in range(indptr.shape[0] - 1):
+        if indptr[i + 1] < indptr[i]:
+            return False
+    for p in range(indices.shape[0]):
+        if indices[p] < 0 or indices[p] >= n_columns or not np.isfinite(data[p]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _rmatvec_add(indptr, indices, data, v, out):
+    """out += X_block' v: the rows' entries scattered in row order (the same sums, in the same order,
+    as the in-memory column loop, so the products agree exactly)."""
+    for i in range(indptr.shape[0] - 1):
+        vi = v[i]
+        if vi != 0.0:
+            for p in range(indptr[i], indptr[i + 1]):
+                out[indices[p]] += data[p] * vi
+
+
+@njit(cache=True)
+def _csr_matvec(indptr, indices, data, w):
+    out = np.empty(indptr.shape[0] - 1)
+    for i in range(out.shape[0]):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            acc += data[p] * w[indices[p]]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True)
+def _gather(indptr, indices, data, position):
+    """(row, new column, value) of the entries whose column has a position >= 0."""
+    count = 0
+    for p in range(indices.shape[0]):
+        if position[indices[p]] >= 0:
+            count += 1
+    rows = np.empty(count, dtype=np.int64)
+    cols = np.empty(count, dtype=np.int64)
+    vals = np.empty(count, dtype=np.float64)
+    k = 0
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            c = position[indices[p]]
+            if c >= 0:
+                rows[k], cols[k], vals[k] = i, c, data[p]
+                k += 1
+    return rows, cols, vals

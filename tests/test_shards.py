@@ -1,0 +1,163 @@
+"""Out-of-core data (structfs.shards): the same model as in memory, and every damaged shard refused
+with its name."""
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from structfs import StructSVM
+from structfs.shards import ShardedMatrix, ShardWriter, is_shard_directory, svmlight_to_shards, write_shards
+
+
+def _problem(n=300, m=60, seed=0, informative=4, unused=(7, 31, 59)):
+    """Sparse data with some columns that never occur (the shards store them compactly)."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, m, density=0.15, random_state=seed, format="csr")
+    keep = np.ones(m)
+    keep[list(unused)] = 0.0
+    X = (X @ sp.diags(keep)).tocsr()
+    X.eliminate_zeros()
+    w = np.zeros(m)
+    w[:informative] = 3.0
+    z = X @ w + 0.1 * rng.normal(size=n)
+    return X, np.where(z > np.quantile(z, 0.8), 1, -1)
+
+
+@pytest.mark.parametrize("loss", ["error", "f1"])
+def test_fit_on_shards_equals_the_in_memory_fit(tmp_path, loss):
+    X, y = _problem()
+    shards = write_shards(X, y, tmp_path / "d", rows_per_shard=70)       # 5 shards, the last one short
+    assert shards.shape == X.shape and shards.n_shards == 5 and shards.nnz == X.nnz
+    assert np.array_equal(shards.y, y)
+    params = dict(loss=loss, C=100.0, budget=3, max_outer=5, refit=300.0)
+    ref = StructSVM(**params).fit(X, y)
+    disk = StructSVM(**params).fit(shards, shards.y)
+    assert np.array_equal(disk.selected_features_, ref.selected_features_)
+    assert disk.objective_ == pytest.approx(ref.objective_, rel=1e-9)
+    assert np.allclose(disk.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
+    assert np.allclose(disk.decision_function(shards), ref.decision_function(X), rtol=1e-9, atol=1e-12)
+    assert np.array_equal(disk.predict(shards), ref.predict(X))
+    assert shards.passes > 0
+
+
+def test_products_match_scipy(tmp_path):
+    X, y = _problem(seed=1)
+    shards = write_shards(X, y, tmp_path / "d", rows_per_shard=64)
+    compact = shards.compacted()
+    columns = shards.occurring_columns()
+    Xc = X[:, columns]
+    assert compact.shape == Xc.shape
+    v = np.random.default_rng(0).normal(size=X.shape[0])
+    assert np.allclose(compact.rmatvec(v), Xc.T @ v)
+    w = np.random.default_rng(1).normal(size=Xc.shape[1])
+    assert np.allclose(compact.matvec(w), Xc @ w)
+    cols = np.array([0, 5, 17, Xc.shape[1] - 1])
+    assert (compact.take_columns(cols) != Xc[:, cols]).nnz == 0
+    with pytest.raises(ValueError, match="compact"):
+        shards.rmatvec(v)
+
+
+def test_unbudgeted_fit_on_shards_is_refused(tmp_path):
+    X, y = _problem()
+    shards = write_shards(X, y, tmp_path / "d")
+    with pytest.raises(ValueError, match="budget"):
+        StructSVM().fit(shards, shards.y)
+    with pytest.raises(ValueError, match="labels"):
+        StructSVM(budget=2).fit(shards, shards.y[:-1])
+
+
+def test_svmlight_conversion_streams_in_pieces(tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+
+    X, y = _problem(seed=2)
+    source = tmp_path / "train.dat"
+    dump_svmlight_file(X, y, str(source), zero_based=False)
+    shards = svmlight_to_shards(source, tmp_path / "d", shard_bytes=2000)
+    assert shards.n_shards > 3 and is_shard_directory(tmp_path / "d")
+    compact = shards.compacted()
+    columns = shards.occurring_columns()
+    # the file's largest index is the index space (SVMlight files do not say how many features there are)
+    assert shards.shape == (X.shape[0], columns[-1] + 1)
+    dense = compact.take_columns(np.arange(compact.shape[1])).toarray()
+    assert np.allclose(dense, X[:, columns].toarray())
+    assert np.array_equal(shards.y, y)
+
+
+def test_an_existing_directory_is_never_overwritten(tmp_path):
+    X, y = _problem()
+    write_shards(X, y, tmp_path / "d")
+    with pytest.raises(ValueError, match="not an empty directory"):
+        write_shards(X, y, tmp_path / "d")
+
+
+def _shards(tmp_path):
+    X, y = _problem()
+    write_shards(X, y, tmp_path / "d", rows_per_shard=100)
+    return tmp_path / "d"
+
+
+def test_a_truncated_or_missing_shard_is_named(tmp_path):
+    path = _shards(tmp_path)
+    target = path / "shard-00001.data.npy"
+    target.write_bytes(target.read_bytes()[:-16])
+    with pytest.raises(ValueError, match="shard-00001.*truncated"):
+        ShardedMatrix(path)
+    os.remove(target)
+    with pytest.raises(ValueError, match="shard-00001.*missing"):
+        ShardedMatrix(path)
+
+
+def test_a_shard_changed_between_passes_is_named(tmp_path):
+    path = _shards(tmp_path)
+    shards = ShardedMatrix(path).compacted()
+    shards.rmatvec(np.ones(shards.shape[0]))
+    target = path / "shard-00002.data.npy"
+    data = np.load(target)
+    np.save(target, data * 2)                  # same size, new contents
+    with pytest.raises(ValueError, match="shard-00002.*modified"):
+        shards.rmatvec(np.ones(shards.shape[0]))
+
+
+def _edit_manifest(path, edit):
+    meta = json.loads((path / "manifest.json").read_text())
+    edit(meta)
+    (path / "manifest.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda m: m.update(labels=[-1.0, 1.0, 2.0]), "labels"),
+    (lambda m: m.update(n_samples=m["n_samples"] + 1), "n_samples"),
+    (lambda m: m.update(n_features="60"), "n_features"),
+    (lambda m: m["shards"][1].update(name=m["shards"][0]["name"]), "repeated"),
+    (lambda m: m.update(version=99), "version"),
+    (lambda m: m["shards"][0]["files"].pop("y"), "files"),
+])
+def test_a_damaged_manifest_is_refused_naming_the_field(tmp_path, edit, match):
+    path = _shards(tmp_path)
+    _edit_manifest(path, edit)
+    with pytest.raises(ValueError, match=match):
+        ShardedMatrix(path)
+
+
+def test_out_of_range_indices_are_named_on_first_read(tmp_path):
+    path = _shards(tmp_path)
+    target = path / "shard-00000.indices.npy"
+    stamp = os.stat(target)
+    indices = np.load(target)
+    indices[3] = 10 ** 6                       # an index beyond the compact columns
+    np.save(target, indices)
+    os.utime(target, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))   # same size and time: only the contents
+    shards = ShardedMatrix(path).compacted()
+    with pytest.raises(ValueError, match="shard-00000.*inconsistent"):
+        shards.rmatvec(np.ones(shards.shape[0]))
+
+
+def test_mixed_label_sets_are_refused_when_writing(tmp_path):
+    X, y = _problem()
+    writer = ShardWriter(tmp_path / "d")
+    writer.append(X[:100], y[:100])
+    writer.append(X[100:], np.where(y[100:] > 0, 1, 0))      # 0/1 after -1/+1
+    with pytest.raises(ValueError, match="labels"):
+        writer.close()
