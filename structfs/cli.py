@@ -218,11 +218,21 @@ def _check_output(path, *inputs):
         raise CLIError(f"cannot write {path}: permission denied")
 
 
+def _read_training_data(path):
+    """(X, y): an SVMlight file in memory, or a shard directory (``structfs shard``) left on disk."""
+    from .shards import ShardedMatrix, is_shard_directory
+
+    if is_shard_directory(path):
+        X = ShardedMatrix(path)
+        return X, X.y
+    return read_svmlight(path)
+
+
 def _train(args):
     from .model_io import save_model
 
     _check_output(args.model_file, args.train_file)
-    X, y = read_svmlight(args.train_file)
+    X, y = _read_training_data(args.train_file)
     n_classes = np.unique(y).shape[0]
     clf = _estimator(args, n_classes)
     t0 = time.perf_counter()
@@ -236,10 +246,29 @@ def _train(args):
     return 0
 
 
+def _scores_on_shards(model, path):
+    """Decision values of a binary linear model on a shard directory, one pass; as for SVMlight
+    input, features the model never saw have no weight."""
+    from .estimators import sparse_row_nonzeros
+    from .shards import ShardedMatrix
+
+    X = ShardedMatrix(path)
+    coef = getattr(model, "coef_", None)
+    if coef is None or coef.shape[0] != 1:
+        raise CLIError(f"{path} is a shard directory: only binary linear models (StructSVM) predict on shards")
+    idx, values = sparse_row_nonzeros(coef)
+    keep = idx < X.shape[1]
+    return X.dot(idx[keep], values[keep]) + model.intercept_[0], X.y
+
+
 def _scores_for(args):
     from .model_io import load_model
+    from .shards import is_shard_directory
 
     model = load_model(args.model_file)
+    if is_shard_directory(args.test_file):
+        scores, y = _scores_on_shards(model, args.test_file)
+        return model, scores, y
     X, y = read_svmlight(args.test_file, n_features=None)
     n_model = model.n_features_in_
     if X.shape[1] > n_model:
@@ -282,6 +311,24 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1):
             values.append(fn(yy, col, **kw))
         out[name] = float(np.mean(values)) if values else float("nan")
     return out
+
+
+def _shard(args):
+    import os
+
+    from .shards import svmlight_to_shards
+
+    for source in args.sources:
+        if not os.path.isfile(source):
+            raise CLIError(f"no such file: {source}")
+    if args.shard_mb <= 0:
+        raise CLIError(f"--shard-mb must be positive, got {args.shard_mb}")
+    t0 = time.perf_counter()
+    X = svmlight_to_shards(args.sources, args.out_dir, shard_bytes=int(args.shard_mb * 2 ** 20))
+    if args.verbose:
+        print(f"{X.shape[0]} examples x {X.shape[1]} features ({X.nnz} nonzeros, {X.meta['n_columns']} columns in use) "
+              f"in {X.n_shards} shards written to {args.out_dir} in {time.perf_counter() - t0:.1f} s")
+    return 0
 
 
 def _evaluate(args):
@@ -393,14 +440,26 @@ def build_parser():
         p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")
         p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
 
-    train = sub.add_parser("train", help="learn a model from an SVMlight file",
+    train = sub.add_parser("train", help="learn a model from an SVMlight file or a shard directory",
                            description="Learn a linear model optimising the chosen measure; more than two "
-                                       "classes are handled one-vs-rest.")
+                                       "classes are handled one-vs-rest. TRAIN_FILE may be a shard directory "
+                                       "(structfs shard): it is read from disk one shard at a time (needs -B).")
     train.add_argument("train_file", metavar="TRAIN_FILE")
     train.add_argument("model_file", metavar="MODEL_FILE")
     learning_options(train)
     train.add_argument("-B", dest="budget", type=int, default=None, help="feature budget B (default: none)")
     train.set_defaults(func=_train)
+
+    shard = sub.add_parser("shard", help="convert SVMlight file(s) to a shard directory for out-of-core training",
+                           description="Write SVMlight/LIBSVM file(s) as a directory of CSR row blocks that "
+                                       "train, predict and evaluate read one block at a time; each file is read "
+                                       "--shard-mb at a time, so files larger than memory convert.")
+    shard.add_argument("sources", metavar="SVMLIGHT_FILE", nargs="+")
+    shard.add_argument("out_dir", metavar="OUT_DIR", help="a new (or empty) directory")
+    shard.add_argument("--shard-mb", dest="shard_mb", type=float, default=256.0,
+                       help="MB of SVMlight text per shard (default 256)")
+    shard.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..1 (default 1)")
+    shard.set_defaults(func=_shard)
 
     predict = sub.add_parser("predict", help="write decision values for an SVMlight file")
     predict.add_argument("test_file", metavar="TEST_FILE")

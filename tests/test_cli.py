@@ -278,3 +278,31 @@ def test_a_feature_index_above_2_31_is_a_one_line_error_naming_file_and_line(tmp
     assert main(["train", str(data), str(tmp_path / "m.json")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 2: feature index 4294967297 exceeds 2^31 - 1" in err
+
+
+def test_shard_then_train_predict_evaluate_out_of_core(digits_files, tmp_path, capsys):
+    """`structfs shard` + train/predict/evaluate on the shard directory give the in-memory model's scores."""
+    shards = tmp_path / "bin.shards"
+    assert main(["shard", str(digits_files["bin.train"]), str(shards), "--shard-mb", "0.02", "-v", "0"]) == 0
+    assert len(list(shards.glob("shard-*.data.npy"))) > 2
+    disk_model, mem_model = tmp_path / "disk.model", tmp_path / "mem.model"
+    common = ["-c", "100", "-B", "3", "--max-outer", "4", "-v", "0"]
+    assert main(["train", *common, str(shards), str(disk_model)]) == 0
+    assert main(["train", *common, str(digits_files["bin.train"]), str(mem_model)]) == 0
+    disk, mem = load_model(disk_model), load_model(mem_model)
+    assert np.array_equal(disk.selected_features_, mem.selected_features_)
+    assert np.allclose(disk.coef_, mem.coef_, rtol=1e-9, atol=1e-12)
+    test_shards = tmp_path / "test.shards"
+    assert main(["shard", str(digits_files["bin.test"]), str(test_shards), "-v", "0"]) == 0
+    a, b = tmp_path / "a.pred", tmp_path / "b.pred"
+    assert main(["predict", str(test_shards), str(disk_model), str(a)]) == 0
+    assert main(["predict", str(digits_files["bin.test"]), str(disk_model), str(b)]) == 0
+    assert np.allclose(np.loadtxt(a), np.loadtxt(b), atol=1e-8)
+    capsys.readouterr()
+    assert main(["evaluate", str(test_shards), str(disk_model)]) == 0
+    assert "F1" in capsys.readouterr().out
+    # no budget, an existing output directory: one-line errors before any work
+    assert main(["train", "-v", "0", str(shards), str(tmp_path / "x.model")]) == 1
+    assert "budget" in capsys.readouterr().err
+    assert main(["shard", str(digits_files["bin.train"]), str(shards), "-v", "0"]) == 1
+    assert "not an empty directory" in capsys.readouterr().err

@@ -1,5 +1,6 @@
 """The error-rate (Hamming) loss: Delta = 100 (b + c) / n decomposes per example."""
 import numpy as np
+from numba import njit
 
 from .base import ContingencyLoss
 
@@ -22,10 +23,23 @@ class ErrorRateLoss(ContingencyLoss):
         return {}
 
     def oracle(self, y, s):
-        n = y.shape[0]
-        flip = y * s < 1.0
-        coef = np.where(flip, (100.0 / n) * y, 0.0)
-        return coef, 100.0 * np.count_nonzero(flip) / n
+        return _error_oracle(np.asarray(y, dtype=np.float64), np.asarray(s, dtype=np.float64))
 
     def _score(self, y, s):
         return 100.0 * np.count_nonzero(np.where(s > 0, 1.0, -1.0) == y) / y.shape[0]
+
+
+@njit(cache=True)
+def _error_oracle(y, s):
+    """One pass (four NumPy passes cost 4 ms at n = 2e5, per cutting plane)."""
+    n = y.shape[0]
+    scale = 100.0 / n
+    coef = np.empty(n)
+    flips = 0
+    for i in range(n):
+        if y[i] * s[i] < 1.0:
+            coef[i] = scale * y[i]
+            flips += 1
+        else:
+            coef[i] = 0.0
+    return coef, 100.0 * flips / n
