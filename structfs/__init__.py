@@ -9,7 +9,7 @@ _PUBLIC = {
     "StructSVM": "estimators", "OneVsRestStructSVM": "estimators", "StructSVMCV": "model_selection",
     "save_model": "model_io", "load_model": "model_io",
 }
-_SUBMODULES = ("losses", "metrics", "mil", "solvers", "datasets", "testing", "shards")
+_SUBMODULES = ("losses", "metrics", "mil", "solvers", "datasets", "testing", "shards", "cluster")
 
 __all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "save_model", "load_model", "losses", "metrics",
            "__version__"]

@@ -7,8 +7,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import check_positive_float, check_positive_int
 from .losses import get_loss
-from .shards import ShardedMatrix
 from .solvers import solve
+from .solvers.data import is_row_blocks
 
 
 def sparse_row_nonzeros(row):
@@ -46,7 +46,7 @@ class LinearBinaryMixin:
 
     def decision_function(self, X):
         check_is_fitted(self)
-        if isinstance(X, ShardedMatrix):              # data on disk: one pass over its shards
+        if is_row_blocks(X):              # data on disk or on a cluster: one pass over its blocks
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                                  f"{self.n_features_in_} features as input.")
@@ -205,9 +205,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
-        :class:`structfs.shards.ShardedMatrix` on disk (with a budget; y e.g. its ``y``), and two-class y."""
+        :class:`structfs.shards.ShardedMatrix` on disk or a :class:`structfs.cluster.DaskRowBlocks` on a cluster
+        (with a budget), and two-class y."""
         loss, C, bias, tol = self._check_params()
-        if isinstance(X, ShardedMatrix):
+        if is_row_blocks(X):                # structfs.shards.ShardedMatrix, structfs.cluster.DaskRowBlocks
             y = self._check_row_blocks(X, y)
         else:
             X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
@@ -245,8 +246,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         from sklearn.utils.validation import column_or_1d
 
         if self.budget is None:
-            raise ValueError("budget=None on a ShardedMatrix: the unbudgeted problem needs every column in "
-                             "memory at once; set a budget.")
+            raise ValueError(f"budget=None on {type(X).__name__} data: the unbudgeted problem needs every "
+                             "column in memory at once; set a budget.")
         y = column_or_1d(y, warn=True)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"y has {y.shape[0]} labels but X (on disk) has {X.shape[0]} rows.")

@@ -1,0 +1,143 @@
+"""One binary problem on a Dask cluster: the rows in blocks held by the workers.
+
+The solver touches X only through a few products (:mod:`structfs.solvers.data`): X' v over every
+column once per generated group, the selected columns in memory, X w for predictions. Here each is a
+set of tasks, one per row block, on the block's worker; the client gathers the (sparse) results, and
+the oracle runs on the client's n scores. So the model is the in-memory one, up to the order in which
+the blocks' partial sums are added.
+
+Blocks loaded from a shard directory (:meth:`DaskRowBlocks.from_shards`) are tasks themselves: if a
+worker is lost, Dask loads its blocks again elsewhere and the fit goes on; a block that cannot be
+recomputed (scattered from memory, :meth:`DaskRowBlocks.from_matrix`) or a failing task ends the fit
+with a RuntimeError naming the block -- never a model from part of the data.
+
+Needs ``dask[distributed]`` (an optional dependency: ``pip install structfs[dask]``).
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .shards import ShardedMatrix
+from .solvers.data import occurring_columns, select_columns
+
+__all__ = ["DaskRowBlocks"]
+
+
+class DaskRowBlocks:
+    """An (n_samples, n_features) matrix whose row blocks live on the workers of a Dask ``client``.
+
+    Build it with :meth:`from_shards` (each worker reads its blocks from a shard directory on a disk
+    all workers see) or :meth:`from_matrix` (an in-memory matrix split and scattered). Pass it to
+    ``StructSVM(budget=B).fit(X, y)`` like any matrix.
+    """
+
+    def __init__(self, client, blocks, rows, n_features, columns, _compact=False, _passes=None):
+        self.client, self.blocks, self.rows = client, blocks, rows
+        self.n_features = int(n_features)
+        self.columns = columns                    # compact -> original indices (None: identity)
+        self.n_columns = self.n_features if columns is None else columns.shape[0]
+        self.compact = _compact
+        self.shape = (int(rows[-1][1]) if rows else 0, self.n_columns if _compact else self.n_features)
+        self._passes = [0] if _passes is None else _passes
+
+    @property
+    def passes(self):
+        """Passes over the data so far (tasks on every block), by this matrix and its compact view."""
+        return self._passes[0]
+
+    @classmethod
+    def from_shards(cls, path, client):
+        """Each shard of the directory ``path`` becomes a block, loaded into its worker's memory."""
+        X = ShardedMatrix(path)                   # validates the directory before any task
+        starts = np.cumsum([0] + [s["n_rows"] for s in X.meta["shards"]])
+        blocks = [client.submit(_load_shard, X.path, i, pure=False) for i in range(X.n_shards)]
+        return cls(client, blocks, list(zip(starts[:-1], starts[1:])), X.shape[1], X.occurring_columns())
+
+    @classmethod
+    def from_matrix(cls, X, client, n_blocks=None):
+        """An in-memory sparse or dense X in ``n_blocks`` row blocks (default: one per worker),
+        renumbered to its occurring columns and scattered to the workers."""
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if n_blocks is None:
+            n_blocks = max(1, len(client.scheduler_info()["workers"]))
+        columns = occurring_columns(X)
+        compact = X if columns is None else select_columns(X, columns)
+        edges = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
+        rows = [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+        blocks = [client.scatter(compact[a:b], hash=False) for a, b in rows]
+        return cls(client, blocks, rows, X.shape[1], columns)
+
+    def _run(self, fn, *per_block):
+        """fn(block, *args_for_that_block) on every block's worker; the results in block order."""
+        futures = [self.client.submit(fn, b, *(args[i] for args in per_block), pure=False)
+                   for i, b in enumerate(self.blocks)]
+        out = []
+        for i, future in enumerate(futures):
+            try:
+                out.append(future.result())
+            except Exception as exc:               # a lost block or a failed task: no partial model
+                raise RuntimeError(f"row block {i} (rows {self.rows[i][0]}-{self.rows[i][1]}) failed on the "
+                                   f"cluster: {type(exc).__name__}: {exc}") from exc
+        self._passes[0] += 1
+        return out
+
+    # -- the interface of structfs.solvers.data -----------------------------------------------
+    def occurring_columns(self):
+        """Original indices of the columns that occur (the blocks' numbering), None when all do."""
+        return None if self.compact else self.columns
+
+    def compacted(self):
+        """The view in the blocks' own (compact) numbering, which the products use."""
+        if self.compact or self.columns is None:
+            return self
+        return DaskRowBlocks(self.client, self.blocks, self.rows, self.n_features, self.columns, True, self._passes)
+
+    def rmatvec(self, v):
+        v = np.asarray(v, dtype=np.float64)
+        out = np.zeros(self.n_columns)
+        for cols, values in self._run(_block_rmatvec, [v[a:b] for a, b in self.rows]):
+            out[cols] += values
+        return out
+
+    def matvec(self, w):
+        w = np.asarray(w, dtype=np.float64)
+        return np.concatenate(self._run(_block_matvec, [w] * len(self.blocks)))
+
+    def take_columns(self, cols):
+        cols = np.asarray(cols, dtype=np.int64)
+        parts = self._run(_block_columns, [cols] * len(self.blocks))
+        return sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, cols.shape[0]))
+
+    def dot(self, columns, values):
+        """X w for weights ``values`` on the original (sorted) indices ``columns`` (predictions)."""
+        w = np.zeros(self.n_columns)
+        columns = np.asarray(columns, dtype=np.int64)
+        if self.columns is None:
+            w[columns] = values
+        elif self.columns.shape[0]:
+            at = np.minimum(np.searchsorted(self.columns, columns), self.columns.shape[0] - 1)
+            hit = self.columns[at] == columns
+            w[at[hit]] = np.asarray(values)[hit]
+        return self.compacted().matvec(w)
+
+    def __repr__(self):
+        return f"DaskRowBlocks({self.shape[0]} x {self.shape[1]} in {len(self.blocks)} blocks)"
+
+
+def _load_shard(path, i):
+    _, indptr, indices, data = ShardedMatrix(path, True)._load(i)      # checked as on the client
+    return sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
+                         shape=(indptr.shape[0] - 1, ShardedMatrix(path).n_columns))
+
+
+def _block_rmatvec(block, v):
+    product = np.asarray(block.T @ v).ravel()
+    cols = np.flatnonzero(product)
+    return cols, product[cols]
+
+
+def _block_matvec(block, w):
+    return np.asarray(block @ w).ravel()
+
+
+def _block_columns(block, cols):
+    return sp.csr_matrix(block[:, cols])
