@@ -11,7 +11,9 @@ the informative margin plus Gaussian noise. Only one block is in memory at a tim
 ``fit`` trains StructSVM(C=1000, budget=B, max_outer, loss) on the ShardedMatrix and prints fit time,
 peak resident memory of the process (ru_maxrss), passes over the data, planes, seconds per plane, the
 oracle's share of the time and the share of informative columns among the selected ones.
-``--in-memory`` loads the shards into one CSR matrix first (for comparison on sizes that fit).
+``--in-memory`` loads the shards into one CSR matrix first (for comparison on sizes that fit);
+``--dask W`` fits on a dask.distributed LocalCluster of W worker processes that load the shards
+(structfs.cluster.DaskRowBlocks; peak RSS is then the client's, the workers hold the data).
 """
 import argparse
 import resource
@@ -81,6 +83,15 @@ def fit(args):
             parts.append(sp.csr_matrix((np.array(data), columns[indices] if columns is not None else np.array(indices),
                                         np.array(indptr)), shape=(indptr.shape[0] - 1, X.shape[1])))
         X = sp.vstack(parts, format="csr")
+    cluster = None
+    if args.dask:
+        from dask.distributed import Client, LocalCluster
+
+        from structfs.cluster import DaskRowBlocks
+
+        cluster = LocalCluster(n_workers=args.dask, threads_per_worker=1, processes=True, dashboard_address=None,
+                               memory_limit=0)
+        X = DaskRowBlocks.from_shards(args.dir, Client(cluster))
     loss, clock = timed(get_loss(args.loss))
     clf = StructSVM(loss=loss, C=args.C, budget=args.budget, max_outer=args.max_outer)
     t0 = time.perf_counter()
@@ -92,8 +103,9 @@ def fit(args):
     print("| rows | index space | nonzeros | where | loss | B | groups | fit s | peak RSS GB | passes | planes | "
           "s per plane | oracle share | selected | informative share |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    nnz = X.nnz
-    print(f"| {X.shape[0]:,} | {X.shape[1]:,} | {nnz:,} | {'memory' if args.in_memory else 'disk'} | {args.loss} | "
+    nnz = ShardedMatrix(args.dir).nnz
+    where = f"Dask, {args.dask} workers" if args.dask else "memory" if args.in_memory else "disk"
+    print(f"| {X.shape[0]:,} | {X.shape[1]:,} | {nnz:,} | {where} | {args.loss} | "
           f"{args.budget} | {clf.n_outer_} | {seconds:.1f} | {peak:.2f} | {passes} | {clf.n_iter_} | "
           f"{seconds / max(clf.n_iter_, 1):.3f} | {clock['seconds'] / seconds:.0%} | {len(sel)} | "
           f"{np.isin(sel, informative).mean():.0%} |")
@@ -113,6 +125,7 @@ def main():
     parser.add_argument("--budget", type=int, default=10)
     parser.add_argument("--max-outer", type=int, default=10)
     parser.add_argument("--in-memory", action="store_true")
+    parser.add_argument("--dask", type=int, default=0, help="fit on a LocalCluster of this many worker processes")
     args = parser.parse_args()
     if args.command == "generate":
         t0 = time.perf_counter()
