@@ -20,6 +20,7 @@ from ._validation import check_positive_float, check_positive_int
 from .estimators import LinearBinaryMixin, StructSVM
 from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
+from .solvers.data import weights_in
 
 __all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS"]
 
@@ -80,10 +81,12 @@ def _check_budget(value, name):
     return None if value is None else check_positive_int(value, name)
 
 
-def _point(coef, intercept, classes, n_features):
-    """A fitted StructSVM holding one point of a path (for scorers that take an estimator)."""
+def _point(cols, w, intercept, classes, n_features):
+    """A fitted StructSVM holding one point of a path, weights ``w`` on ``cols`` (for scorers that
+    take an estimator); its coef_ is sparse above 2^24 features, as a fitted StructSVM's."""
     est = StructSVM()
-    est.coef_, est.intercept_, est.classes_, est.n_features_in_ = coef[None, :], np.array([intercept]), classes, n_features
+    est._set_weights(weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float), n_features))
+    est.intercept_, est.classes_, est.n_features_in_ = np.array([intercept]), classes, n_features
     return est
 
 
@@ -118,16 +121,15 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
     def score(cols, w, w_b):
         if refitter is not None:       # the budget selects the features, the unbudgeted problem weighs them
             cols, w, w_b = refitter.refit(cols[w != 0])
-        coef = np.zeros(m)
-        coef[cols] = w
-        scores.append(scorer(_point(coef, bias * w_b, classes, m), X_te, y[test]))
-        n_features.append(int(np.count_nonzero(coef)))
+        point = _point(cols, w, bias * w_b, classes, m)
+        scores.append(scorer(point, X_te, y[test]))
+        n_features.append(int(point.selected_features_.shape[0]))
         return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
 
     res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score, **solver_params)
     if budget is None:
-        # (scored densely, as every path point here: model selection over 2^24+ features is not built)
-        score(np.arange(m), res.w.toarray().ravel() if sp.issparse(res.w) else res.w, res.w_b)
+        w = res.w.tocsr() if sp.issparse(res.w) else None
+        score(*((w.indices, w.data) if w is not None else (np.arange(m), res.w)), res.w_b)
     return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0
 
 

@@ -208,3 +208,17 @@ def test_check_estimator():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check_estimator(StructSVMCV(Cs=[10.0], budgets=[2], max_outer=3, max_iter=200))
+
+
+def test_cross_validates_in_a_hashed_index_space_without_dense_weights():
+    """Every path point is scored with the solver's sparse weights above 2^24 features (a dense
+    vector per point would be 800 MB here, 17 GB in 2^31)."""
+    X, y = _data(n=60, m=6, seed=11)
+    columns = np.array([3, 999, 70_000, 5_000_000, 40_000_000, 99_999_999])
+    Xh = sp.csr_matrix((X.ravel(), np.tile(columns, 60), np.arange(0, 361, 6)), shape=(60, 10 ** 8))
+    cv = StructSVMCV(Cs=[10.0], budgets=[1, None], max_outer=2, cv=2).fit(Xh, y)
+    assert sp.issparse(cv.coef_) and cv.coef_.shape == (1, 10 ** 8)
+    assert set(cv.selected_features_) <= set(columns)
+    dense = StructSVMCV(Cs=[10.0], budgets=[1, None], max_outer=2, cv=2).fit(X, y)
+    assert np.allclose(cv.cv_results_["mean_test_score"], dense.cv_results_["mean_test_score"])
+    assert np.array_equal(cv.predict(Xh), dense.predict(X))
