@@ -48,29 +48,50 @@ class ShardWriter:
     def __init__(self, path, n_features=None, dtype=np.float64):
         if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
             raise ValueError(f"path {path!r} exists and is not an empty directory; shards are written to a new one.")
+        self._created = not os.path.exists(path)
         os.makedirs(path, exist_ok=True)
         self.path, self.n_features, self.dtype = path, n_features, np.dtype(dtype)
         self.shards, self.columns = [], np.zeros(0, dtype=np.int64)
         self.labels = set()
 
-    def append(self, X, y):
+    def append(self, X, y, source=None):
+        """Add a row block; ``source`` (e.g. 'file.svm, bytes 0-1000') names it in errors."""
+        name = f"shard-{len(self.shards):05d}"
+        where = f"{name}" + (f" ({source})" if source else "")
         X = sp.csr_matrix(X, dtype=self.dtype)
         X.sum_duplicates()
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != X.shape[0]:
-            raise ValueError(f"y has {y.shape[0]} labels for {X.shape[0]} rows of X.")
+            raise ValueError(f"{where}: y has {y.shape[0]} labels for {X.shape[0]} rows of X.")
         if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
-            raise ValueError(f"row block {len(self.shards)}: X and y must be finite.")
-        name = f"shard-{len(self.shards):05d}"
+            raise ValueError(f"{where}: X and y must be finite.")
+        labels = self.labels | set(np.unique(y).tolist())
+        if len(labels) > 2:
+            raise ValueError(f"{where} has labels {sorted(set(np.unique(y).tolist()))} where the earlier rows have "
+                             f"{sorted(self.labels)}: a shard directory holds one binary problem (one label "
+                             "convention, two values).")
         indices = X.indices.astype(np.int64)
         self.columns = np.union1d(self.columns, np.unique(indices))
-        self.labels |= set(np.unique(y).tolist())
+        self.labels = labels
         for part, values in zip(_PARTS, (X.indptr.astype(np.int64), indices, X.data, y)):
             np.save(self._file(name, part), values)
         self.shards.append(dict(name=name, n_rows=int(X.shape[0]), nnz=int(X.nnz)))
 
     def _file(self, name, part):
         return os.path.join(self.path, f"{name}.{part}.npy")
+
+    def abort(self):
+        """Remove what this writer wrote (a failed conversion leaves no half directory behind)."""
+        names = [s["name"] for s in self.shards] + [f"shard-{len(self.shards):05d}"]
+        for name in names:
+            for part in _PARTS:
+                if os.path.exists(self._file(name, part)):
+                    os.remove(self._file(name, part))
+        for extra in ("columns.npy", MANIFEST):
+            if os.path.exists(os.path.join(self.path, extra)):
+                os.remove(os.path.join(self.path, extra))
+        if self._created and not os.listdir(self.path):
+            os.rmdir(self.path)
 
     def close(self):
         """Renumber every shard's columns compactly, write the manifest; the ShardedMatrix."""
@@ -120,17 +141,23 @@ def svmlight_to_shards(sources, path, shard_bytes=256 * 2 ** 20, dtype=np.float6
 
     sources = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     writer = ShardWriter(path, dtype=dtype)
-    for source in sources:
-        size = os.path.getsize(source)
-        for offset in range(0, max(size, 1), shard_bytes):
-            try:
-                X, y = load_svmlight_file(str(source), n_features=2 ** 31 - 1, zero_based=False, offset=offset,
-                                          length=shard_bytes, dtype=dtype)
-            except (ValueError, OverflowError) as exc:
-                raise ValueError(f"{source} (bytes {offset}-{offset + shard_bytes}): {exc}") from None
-            if X.shape[0]:
-                writer.append(X, y)
-    return writer.close()
+    try:
+        for source in sources:
+            size = os.path.getsize(source)
+            for offset in range(0, max(size, 1), shard_bytes):
+                where = f"{source}, bytes {offset}-{min(offset + shard_bytes, size)}"
+                try:
+                    X, y = load_svmlight_file(str(source), n_features=2 ** 31 - 1, zero_based=False, offset=offset,
+                                              length=shard_bytes, dtype=dtype)
+                except (ValueError, OverflowError) as exc:
+                    hint = " (feature indices are 1-based, as svm_perf's)" if "index 0" in str(exc) else ""
+                    raise ValueError(f"{where}: {exc}{hint}") from None
+                if X.shape[0]:
+                    writer.append(X, y, source=where)
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
 
 
 class ShardedMatrix:

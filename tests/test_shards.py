@@ -158,6 +158,17 @@ def test_mixed_label_sets_are_refused_when_writing(tmp_path):
     X, y = _problem()
     writer = ShardWriter(tmp_path / "d")
     writer.append(X[:100], y[:100])
-    writer.append(X[100:], np.where(y[100:] > 0, 1, 0))      # 0/1 after -1/+1
-    with pytest.raises(ValueError, match="labels"):
-        writer.close()
+    with pytest.raises(ValueError, match="shard-00001.*labels"):
+        writer.append(X[100:], np.where(y[100:] > 0, 1, 0))      # 0/1 after -1/+1
+
+
+def test_a_failed_conversion_names_the_file_and_leaves_nothing_behind(tmp_path):
+    good, zero_based, other_labels = tmp_path / "a.svm", tmp_path / "b.svm", tmp_path / "c.svm"
+    good.write_text("1 1:1 3:2\n-1 2:1\n")
+    zero_based.write_text("1 0:1 3:2\n-1 2:1\n")
+    other_labels.write_text("2 1:1 3:2\n0 2:1\n")
+    with pytest.raises(ValueError, match="b.svm.*1-based"):
+        svmlight_to_shards([good, zero_based], tmp_path / "d1")
+    with pytest.raises(ValueError, match="shard-00001.*c.svm.*labels"):
+        svmlight_to_shards([good, other_labels], tmp_path / "d2")
+    assert not (tmp_path / "d1").exists() and not (tmp_path / "d2").exists()
