@@ -16,7 +16,7 @@ Needs ``dask[distributed]`` (an optional dependency: ``pip install structfs[dask
 import numpy as np
 import scipy.sparse as sp
 
-from .shards import ShardedMatrix
+from .shards import ShardedMatrix, compact_weights
 from .solvers.data import occurring_columns, select_columns
 
 __all__ = ["DaskRowBlocks"]
@@ -109,15 +109,7 @@ class DaskRowBlocks:
 
     def dot(self, columns, values):
         """X w for weights ``values`` on the original (sorted) indices ``columns`` (predictions)."""
-        w = np.zeros(self.n_columns)
-        columns = np.asarray(columns, dtype=np.int64)
-        if self.columns is None:
-            w[columns] = values
-        elif self.columns.shape[0]:
-            at = np.minimum(np.searchsorted(self.columns, columns), self.columns.shape[0] - 1)
-            hit = self.columns[at] == columns
-            w[at[hit]] = np.asarray(values)[hit]
-        return self.compacted().matvec(w)
+        return self.compacted().matvec(compact_weights(self.columns, self.n_columns, columns, values))
 
     def __repr__(self):
         return f"DaskRowBlocks({self.shape[0]} x {self.shape[1]} in {len(self.blocks)} blocks)"

@@ -26,6 +26,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .solvers.data import compressed_dot
+
 __all__ = ["ShardWriter", "ShardedMatrix", "write_shards", "svmlight_to_shards", "is_shard_directory"]
 
 FORMAT, VERSION = "structfs-shards", 1
@@ -280,22 +282,13 @@ class ShardedMatrix:
         out = np.empty(self.shape[0])
         for i in range(self.n_shards):
             (r0, r1), indptr, indices, data = self._load(i)
-            out[r0:r1] = _csr_matvec(indptr, indices, data, w)
+            out[r0:r1] = compressed_dot(indptr, indices, data, w)
         self._passes[0] += 1
         return out
 
     def dot(self, columns, values):
         """X w for the weights ``values`` on the original (sorted) indices ``columns``, one pass."""
-        occurring = self.occurring_columns()
-        w = np.zeros(self.n_columns)
-        columns = np.asarray(columns, dtype=np.int64)
-        if occurring is None:
-            w[columns] = values
-        else:
-            at = np.minimum(np.searchsorted(occurring, columns), max(occurring.shape[0] - 1, 0))
-            hit = occurring[at] == columns if occurring.shape[0] else np.zeros(columns.shape[0], dtype=bool)
-            w[at[hit]] = np.asarray(values)[hit]        # weights of columns absent here multiply zeros
-        return self.compacted().matvec(w)
+        return self.compacted().matvec(compact_weights(self.occurring_columns(), self.n_columns, columns, values))
 
     def take_columns(self, cols):
         """Columns ``cols`` (compact, sorted) as an in-memory CSC matrix (n x len(cols)), one pass."""
@@ -329,6 +322,21 @@ class ShardedMatrix:
     def __repr__(self):
         return (f"ShardedMatrix({self.path!r}: {self.shape[0]} x {self.shape[1]}, {self.nnz} nonzeros in "
                 f"{self.n_shards} shards)")
+
+
+def compact_weights(occurring, n_columns, columns, values):
+    """Weights ``values`` on original (sorted) indices ``columns`` as a dense vector over the compact
+    columns ``occurring`` (None: the identity); weights of columns that do not occur are dropped
+    (they multiply zeros)."""
+    w = np.zeros(n_columns)
+    columns = np.asarray(columns, dtype=np.int64)
+    if occurring is None:
+        w[columns] = values
+    elif occurring.shape[0]:
+        at = np.minimum(np.searchsorted(occurring, columns), occurring.shape[0] - 1)
+        hit = occurring[at] == columns
+        w[at[hit]] = np.asarray(values)[hit]
+    return w
 
 
 def _checked_manifest(meta, where):
@@ -394,17 +402,6 @@ def _rmatvec_add(indptr, indices, data, v, out):
         if vi != 0.0:
             for p in range(indptr[i], indptr[i + 1]):
                 out[indices[p]] += data[p] * vi
-
-
-@njit(cache=True)
-def _csr_matvec(indptr, indices, data, w):
-    out = np.empty(indptr.shape[0] - 1)
-    for i in range(out.shape[0]):
-        acc = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            acc += data[p] * w[indices[p]]
-        out[i] = acc
-    return out
 
 
 @njit(cache=True)

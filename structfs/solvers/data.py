@@ -90,12 +90,13 @@ def _matvec_t(X, v):
     if is_row_blocks(X):
         return X.rmatvec(v)
     if sp.issparse(X) and X.format == "csc" and X.dtype == np.float64:
-        return _csc_rmatvec(X.indptr, X.indices, X.data, np.ascontiguousarray(v, dtype=np.float64))
+        return compressed_dot(X.indptr, X.indices, X.data, np.ascontiguousarray(v, dtype=np.float64))
     return np.asarray(X.T @ v).ravel()
 
 
 @njit(cache=True)
-def _csc_rmatvec(indptr, indices, data, v):
+def compressed_dot(indptr, indices, data, v):
+    """For each compressed row (CSR) or column (CSC): the dot product of its entries with v."""
     out = np.empty(indptr.shape[0] - 1)
     for j in range(out.shape[0]):
         acc = 0.0
