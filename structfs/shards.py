@@ -294,7 +294,7 @@ class ShardedMatrix:
         """Columns ``cols`` (compact, sorted) as an in-memory CSC matrix (n x len(cols)), one pass."""
         self._require_compact()
         cols = np.asarray(cols, dtype=np.int64)
-        position = np.full(self.n_columns, -1, dtype=np.int64)
+        position = np.full(self.n_columns, -1, dtype=np.int32 if cols.shape[0] < 2 ** 31 else np.int64)
         position[cols] = np.arange(cols.shape[0])
         rows, where, values = [], [], []
         for i in range(self.n_shards):

@@ -33,7 +33,7 @@ class WorkingSet:
         self.master_solver = master_solver    # multi-group master solver: "ipm" or "ecos"
         self.bias = bias
         self.C = C
-        self._coef = np.zeros((16, n_samples))  # capacity grows by doubling; rows [:K] are live
+        self._coef = np.empty((16, n_samples))  # capacity grows by doubling; rows [:K] are live
         self.delta = np.zeros(0)
         self.age = np.zeros(0, dtype=np.int64)
         self.coef_sum = np.zeros(0)           # sum_i coef_ki: the plane's bias coordinate / bias
@@ -53,7 +53,11 @@ class WorkingSet:
     def add_plane(self, coef, delta):
         K = self.K
         if K == self._coef.shape[0]:
-            self._coef = np.vstack([self._coef, np.zeros_like(self._coef)])
+            # np.empty: the new rows stay untouched (not resident) until planes are written there;
+            # vstack with zeros wrote them all, K x n x 8 bytes that large-n fits pay in memory.
+            grown = np.empty((2 * K, self.n))
+            grown[:K] = self._coef
+            self._coef = grown
         self._coef[K] = coef
         self.delta = np.append(self.delta, delta)
         self.age = np.append(self.age, 0)
