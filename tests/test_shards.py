@@ -42,9 +42,12 @@ def test_fit_on_shards_equals_the_in_memory_fit(tmp_path, loss):
     assert shards.passes > 0
 
 
-def test_products_match_scipy(tmp_path):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_match_scipy(tmp_path, dtype):
     X, y = _problem(seed=1)
+    X = X.astype(dtype)
     shards = write_shards(X, y, tmp_path / "d", rows_per_shard=64)
+    assert shards.dtype == dtype
     compact = shards.compacted()
     columns = shards.occurring_columns()
     Xc = X[:, columns]
