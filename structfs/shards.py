@@ -53,8 +53,12 @@ class ShardWriter:
         self._created = not os.path.exists(path)
         os.makedirs(path, exist_ok=True)
         self.path, self.n_features, self.dtype = path, n_features, np.dtype(dtype)
-        self.shards, self.columns = [], np.zeros(0, dtype=np.int64)
+        self.shards, self.columns, self._pending = [], np.zeros(0, dtype=np.int64), []
         self.labels = set()
+
+    def _merge_columns(self):
+        self.columns = np.unique(np.concatenate([self.columns] + self._pending))
+        self._pending = []
 
     def append(self, X, y, source=None):
         """Add a row block; ``source`` (e.g. 'file.svm, bytes 0-1000') names it in errors."""
@@ -73,7 +77,9 @@ class ShardWriter:
                              f"{sorted(self.labels)}: a shard directory holds one binary problem (one label "
                              "convention, two values).")
         indices = X.indices.astype(np.int64)
-        self.columns = np.union1d(self.columns, np.unique(indices))
+        self._pending.append(np.unique(indices))
+        if sum(p.shape[0] for p in self._pending) > max(self.columns.shape[0], 2 ** 20):
+            self._merge_columns()          # merged in batches: one sort per batch, memory ~ the columns in use
         self.labels = labels
         for part, values in zip(_PARTS, (X.indptr.astype(np.int64), indices, X.data, y)):
             np.save(self._file(name, part), values)
@@ -99,6 +105,7 @@ class ShardWriter:
         """Renumber every shard's columns compactly, write the manifest; the ShardedMatrix."""
         if not self.shards:
             raise ValueError("no rows were appended; a shard directory needs at least one row.")
+        self._merge_columns()
         largest = int(self.columns[-1]) + 1 if self.columns.size else 0
         n_features = largest if self.n_features is None else int(self.n_features)
         if n_features < largest:
