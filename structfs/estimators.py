@@ -240,17 +240,14 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.converged_ = result.converged
         return self
 
-
     def _check_row_blocks(self, X, y):
-        """y checked against data on disk (which validated itself on opening); n_features_in_ set."""
+        """y checked against row-block data (which validated itself when opened); n_features_in_ set.
+        (Such data need a budget: the solver says so before any work.)"""
         from sklearn.utils.validation import column_or_1d
 
-        if self.budget is None:
-            raise ValueError(f"budget=None on {type(X).__name__} data: the unbudgeted problem needs every "
-                             "column in memory at once; set a budget.")
         y = column_or_1d(y, warn=True)
         if y.shape[0] != X.shape[0]:
-            raise ValueError(f"y has {y.shape[0]} labels but X (on disk) has {X.shape[0]} rows.")
+            raise ValueError(f"y has {y.shape[0]} labels but X ({type(X).__name__}) has {X.shape[0]} rows.")
         self.n_features_in_ = X.shape[1]
         if hasattr(self, "feature_names_in_"):
             del self.feature_names_in_

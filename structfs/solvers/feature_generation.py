@@ -89,8 +89,9 @@ def solve(X, y, loss, C, **kwargs):
     budget = effective_budget(kwargs.pop("budget", None), cap, X.shape[1])
     if budget is None:                                  # one group of all features: SVMperf's problem
         if is_row_blocks(X):
-            raise ValueError("budget=None on data on disk: the unbudgeted problem needs every column in memory "
-                             "at once; set a budget (feature generation reads X one pass per group).")
+            raise ValueError(f"budget=None on {type(X).__name__} data (rows on disk or on a cluster): the "
+                             "unbudgeted problem needs every column in memory at once; set a budget (feature "
+                             "generation reads X once per group).")
         return _solve(X, y, loss, C, budget=None, **kwargs)
     from threadpoolctl import threadpool_limits
 
