@@ -116,9 +116,10 @@ class DaskRowBlocks:
 
 
 def _load_shard(path, i):
-    _, indptr, indices, data = ShardedMatrix(path, True)._load(i)      # checked as on the client
+    shards = ShardedMatrix(path, True)
+    _, indptr, indices, data = shards._load(i)      # checked as on the client, then copied into memory
     return sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
-                         shape=(indptr.shape[0] - 1, ShardedMatrix(path).n_columns))
+                         shape=(indptr.shape[0] - 1, shards.n_columns))
 
 
 def _block_rmatvec(block, v):
