@@ -65,7 +65,9 @@ class ShardWriter:
         name = f"shard-{len(self.shards):05d}"
         where = f"{name}" + (f" ({source})" if source else "")
         X = sp.csr_matrix(X, dtype=self.dtype)
-        X.sum_duplicates()
+        if not X.has_canonical_format:     # summing in place would rewrite arrays shared with the caller's X
+            X = X.copy()
+            X.sum_duplicates()
         y = np.asarray(y, dtype=np.float64).ravel()
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"{where}: y has {y.shape[0]} labels for {X.shape[0]} rows of X.")

@@ -88,6 +88,16 @@ def test_svmlight_conversion_streams_in_pieces(tmp_path):
     assert np.array_equal(shards.y, y)
 
 
+def test_repeated_cells_are_summed_without_touching_the_callers_matrix(tmp_path):
+    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([2, 2, 0]), np.array([0, 2, 3])), shape=(2, 4))
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    writer = ShardWriter(tmp_path / "d")
+    writer.append(X, [1, -1])
+    shards = writer.close()
+    assert all(np.array_equal(a, b) for a, b in zip(before, (X.data, X.indices, X.indptr)))
+    assert np.array_equal(shards.compacted().take_columns(np.arange(2)).toarray(), [[0.0, 3.0], [3.0, 0.0]])
+
+
 def test_an_existing_directory_is_never_overwritten(tmp_path):
     X, y = _problem()
     write_shards(X, y, tmp_path / "d")
