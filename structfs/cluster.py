@@ -99,8 +99,10 @@ class DaskRowBlocks:
         return out
 
     def matvec(self, w):
+        """X w; only w's nonzeros travel to the workers (w spans every column, the model a few)."""
         w = np.asarray(w, dtype=np.float64)
-        return np.concatenate(self._run(_block_matvec, [w] * len(self.blocks)))
+        nonzero = np.flatnonzero(w)
+        return np.concatenate(self._run(_block_matvec, [(nonzero, w[nonzero])] * len(self.blocks)))
 
     def take_columns(self, cols):
         cols = np.asarray(cols, dtype=np.int64)
@@ -128,8 +130,9 @@ def _block_rmatvec(block, v):
     return cols, product[cols]
 
 
-def _block_matvec(block, w):
-    return np.asarray(block @ w).ravel()
+def _block_matvec(block, weights):
+    columns, values = weights
+    return np.asarray(block[:, columns] @ values).ravel()
 
 
 def _block_columns(block, cols):
