@@ -6,8 +6,8 @@ set of tasks, one per row block, on the block's worker; the client gathers the (
 the oracle runs on the client's n scores. So the model is the in-memory one, up to the order in which
 the blocks' partial sums are added.
 
-Blocks loaded from a shard directory (:meth:`DaskRowBlocks.from_shards`) are tasks themselves: if a
-worker is lost, Dask loads its blocks again elsewhere and the fit goes on; a block that cannot be
+Blocks loaded from a shard directory (:meth:`DaskRowBlocks.from_shards`) are tasks themselves, which
+Dask can load again elsewhere if their worker is lost (not covered by a test yet); a block that cannot be
 recomputed (scattered from memory, :meth:`DaskRowBlocks.from_matrix`) or a failing task ends the fit
 with a RuntimeError naming the block -- never a model from part of the data.
 
