@@ -7,7 +7,7 @@ the oracle runs on the client's n scores. So the model is the in-memory one, up 
 the blocks' partial sums are added.
 
 Blocks loaded from a shard directory (:meth:`DaskRowBlocks.from_shards`) are tasks themselves, which
-Dask can load again elsewhere if their worker is lost (not covered by a test yet); a block that cannot be
+Dask loads again elsewhere when their worker is lost (tests/test_cluster.py kills one); a block that cannot be
 recomputed (scattered from memory, :meth:`DaskRowBlocks.from_matrix`) or a failing task ends the fit
 with a RuntimeError naming the block -- never a model from part of the data.
 

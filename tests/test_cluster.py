@@ -55,3 +55,25 @@ def test_a_lost_block_ends_the_fit_naming_it(client):
     client.cancel(remote.blocks[1])              # as if its worker died: scattered data cannot be recomputed
     with pytest.raises(RuntimeError, match="row block 1"):
         StructSVM(budget=2, max_outer=2).fit(remote, y)
+
+
+@pytest.mark.slow
+def test_a_worker_lost_mid_fit_reloads_its_shards_and_the_model_is_the_same(tmp_path):
+    """Blocks loaded from shards are tasks: when a worker dies its blocks are loaded again elsewhere."""
+    import os
+
+    from structfs.cluster import DaskRowBlocks
+
+    X, y = _problem(seed=5)
+    write_shards(X, y, tmp_path / "d", rows_per_shard=100)
+    ref = StructSVM(budget=2, max_outer=3).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) \
+            as cluster, distributed.Client(cluster) as c:
+        remote = DaskRowBlocks.from_shards(tmp_path / "d", c)
+        distributed.wait(remote.blocks)
+        victim = next(iter(c.who_has(remote.blocks[0]).values()))[0]
+        with pytest.raises(distributed.comm.core.CommClosedError):
+            c.run(os._exit, 1, workers=[victim])      # the worker holding block 0 dies (no reply)
+        fitted = StructSVM(budget=2, max_outer=3).fit(remote, y)
+    assert np.array_equal(fitted.selected_features_, ref.selected_features_)
+    assert fitted.objective_ == pytest.approx(ref.objective_, rel=1e-6)
