@@ -226,9 +226,64 @@ def rule_sigma1(rows):
     return keep[rule_max([rows[i] for i in keep])]
 
 
+def _c_subset(keep):
+    """The shipped rule on a sub-grid of C / n (``keep``: positions in the sorted default grid)."""
+    def rule(rows):
+        Cs = sorted(set(r["C"] for r in rows))
+        idx = [i for i, r in enumerate(rows) if Cs.index(r["C"]) in keep]
+        return idx[rule_smooth([rows[i] for i in idx])]
+    return rule
+
+
+def _early_stop(n_stop):
+    """The shipped rule had every fold path stopped after ``n_stop`` groups without improvement
+    (emulated exactly: the recorded paths ran with 5, and a path's start does not depend on its stop)."""
+    def rule(rows):
+        rows = [dict(r, folds=list(r["folds"])) for r in rows]
+        keep = set(range(len(rows)))
+        for idx in _cells(rows).values():
+            if rows[idx[0]]["budget"] is None:
+                continue
+            longest = 0
+            for f in range(len(rows[idx[0]]["folds"])):
+                path = [rows[i]["folds"][f] for i in idx]
+                stop = next((k for k in range(len(path)) if k - int(np.argmax(path[:k + 1])) >= n_stop),
+                            len(path) - 1)
+                for k in range(stop + 1, len(path)):
+                    rows[idx[k]]["folds"][f] = path[stop]
+                longest = max(longest, stop + 1)
+            keep -= set(idx[longest:])
+        kept = sorted(keep)
+        return kept[rule_smooth([rows[i] for i in kept])]
+    return rule
+
+
+def rule_smooth_over_C(rows):
+    """Path-smoothed score averaged also over the neighbouring C values of the grid (3 x 3 window)."""
+    mean = _mean(rows)
+    Cs = sorted(set(r["C"] for r in rows))
+    where = {(r["sigma"], r["C"], r["budget"], r["n_groups"]): i for i, r in enumerate(rows)}
+    length = {key: len(idx) for key, idx in _cells(rows).items()}
+    score = mean.copy()
+    for i, r in enumerate(rows):
+        if r["budget"] is None:
+            continue
+        values = []
+        for C in Cs[max(Cs.index(r["C"]) - 1, 0):Cs.index(r["C"]) + 2]:
+            key = (r["sigma"], C, r["budget"])
+            values += [mean[where[key + (min(max(r["n_groups"] + d, 1), length[key]),)]] for d in (-1, 0, 1)]
+        score[i] = np.mean(values)
+    return _argmax(rows, score)
+
+
 RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, shrinking ends)": rule_smooth_shrink,
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer, "mean fold rank": rule_pooled_rank,
-         "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1}
+         "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
+         # seventh session: cheaper grids and shorter paths for the shipped (smoothed) rule
+         "smooth, C/n in {0.3, 3}": _c_subset({0, 2}), "smooth, C/n in {0.3, 1, 3}": _c_subset({0, 1, 2}),
+         "smooth, C/n = 1 only": _c_subset({1}), "smooth, C/n = 3 only": _c_subset({2}),
+         "smooth, n_iter_no_change=4": _early_stop(4), "smooth, n_iter_no_change=3": _early_stop(3),
+         "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C}
 
 
 def analyze(paths):
@@ -240,9 +295,10 @@ def analyze(paths):
         baselines = list(group[0]["baselines"])
         print(f"\n### {data} ({len(group)} problems)\n")
         print("| rule | test F1 | features | " + " | ".join(f"− {b} (± SE)" for b in baselines)
-              + " | − max (± SE) | oracle gap |")
-        print("|---|---|---|" + "---|" * len(baselines) + "---|---|")
+              + " | − max (± SE) | − smooth path, shipped (± SE) | oracle gap |")
+        print("|---|---|---|" + "---|" * len(baselines) + "---|---|---|")
         current = [rec["rows"][rule_max(rec["rows"])]["test"] for rec in group]
+        shipped = [rec["rows"][rule_smooth(rec["rows"])]["test"] for rec in group]
         for name, rule in RULES.items():
             f, n, d, gap = [], [], defaultdict(list), []
             for rec in group:
@@ -255,10 +311,12 @@ def analyze(paths):
                     d[b].append(r["test"] - rec["baselines"][b][0])
             cells = [f"{np.mean(d[b]):+.2f} ± {np.std(d[b], ddof=1) / np.sqrt(len(d[b])) if len(d[b]) > 1 else 0:.2f}"
                      for b in baselines]
-            vs = np.asarray(f) - np.asarray(current)
-            vs_se = vs.std(ddof=1) / np.sqrt(len(vs)) if len(vs) > 1 else 0.0
+            paired = []
+            for ref in (current, shipped):
+                vs = np.asarray(f) - np.asarray(ref)
+                paired.append(f"{vs.mean():+.2f} ± {vs.std(ddof=1) / np.sqrt(len(vs)) if len(vs) > 1 else 0.0:.2f}")
             print(f"| {name} | {np.mean(f):.2f} | {np.mean(n):.1f} | " + " | ".join(cells)
-                  + f" | {vs.mean():+.2f} ± {vs_se:.2f} | {np.mean(gap):.2f} |")
+                  + f" | {paired[0]} | {paired[1]} | {np.mean(gap):.2f} |")
         print("| baselines | " + "; ".join(f"{b} {np.mean([r['baselines'][b][0] for r in group]):.2f} with "
                                          f"{np.mean([r['baselines'][b][1] for r in group]):.1f}" for b in baselines) + " |")
 
