@@ -42,7 +42,7 @@ class FBetaLoss(ContingencyLoss):
     def _oracle_reference(self, y, s):
         """The same oracle through SortedClasses (NumPy); kept to test the compiled one against."""
         srt = SortedClasses(y, s)
-        b_best = _best_b_per_a(srt.sorted_neg, srt.P, self.beta ** 2, 100.0 / srt.n)
+        b_best = _best_b_per_a_bisect(srt.sorted_neg, srt.P, self.beta ** 2, 100.0 / srt.n)
         a = np.arange(srt.P + 1)
         delta = self._fbeta_delta(a, b_best, srt.P - a, 0)
         best = int(np.argmax(delta + srt.score_part(a, b_best)))
@@ -58,8 +58,8 @@ def _fbeta_delta_scalar(a, b, P, beta2):
 
 
 @njit(cache=True)
-def _best_b_per_a(sorted_neg, P, beta2, scale):
-    """For each a, the largest b in [0, N] whose increment of h_a is > 0 (binary search)."""
+def _best_b_per_a_bisect(sorted_neg, P, beta2, scale):
+    """For each a, the largest b in [0, N] whose increment of h_a is > 0 (binary search over all b)."""
     N = sorted_neg.shape[0]
     out = np.empty(P + 1, dtype=np.int64)
     for a in range(P + 1):
@@ -73,6 +73,54 @@ def _best_b_per_a(sorted_neg, P, beta2, scale):
             else:
                 hi = mid - 1
         out[a] = lo
+    return out
+
+
+@njit(cache=True)
+def _best_b_per_a(sorted_neg, P, beta2, scale):
+    """As :func:`_best_b_per_a_bisect`, but each a's search starts from the previous a's answer g:
+    the increments decrease in b (concavity), so the boundary is the same whatever the start, and
+    consecutive a have nearby boundaries. Galloping from g brackets it in a few probes instead of
+    log2 N (the bisection over all b was half of the oracle's time at n = 10^6). The increment is
+    written out in each loop: a helper function for it was not inlined and cost 3x."""
+    N = sorted_neg.shape[0]
+    out = np.empty(P + 1, dtype=np.int64)
+    g = 0
+    for a in range(P + 1):
+        # bracket [lo, hi]: the increment is positive at lo (or lo = 0), not positive above hi
+        lo, hi = 0, N
+        if a > 0:
+            step = 1
+            if g == 0 or (_fbeta_delta_scalar(a, g, P, beta2) - _fbeta_delta_scalar(a, g - 1, P, beta2)
+                          + scale * sorted_neg[g - 1]) > 0:
+                lo = g
+                while lo + step <= N:
+                    b = lo + step
+                    if (_fbeta_delta_scalar(a, b, P, beta2) - _fbeta_delta_scalar(a, b - 1, P, beta2)
+                            + scale * sorted_neg[b - 1]) > 0:
+                        lo = b
+                        step *= 2
+                    else:
+                        hi = b - 1
+                        break
+            else:
+                hi = g - 1
+                while hi - step + 1 > 0:
+                    b = hi - step + 1
+                    if (_fbeta_delta_scalar(a, b, P, beta2) - _fbeta_delta_scalar(a, b - 1, P, beta2)
+                            + scale * sorted_neg[b - 1]) > 0:
+                        lo = b
+                        break
+                    hi = b - 1
+                    step *= 2
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if (_fbeta_delta_scalar(a, mid, P, beta2) - _fbeta_delta_scalar(a, mid - 1, P, beta2)
+                    + scale * sorted_neg[mid - 1]) > 0:
+                lo = mid
+            else:
+                hi = mid - 1
+        out[a] = g = lo
     return out
 
 
