@@ -50,10 +50,7 @@ class LinearBinaryMixin:
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                                  f"{self.n_features_in_} features as input.")
-            if sp.issparse(self.coef_):
-                return X.dot(*sparse_row_nonzeros(self.coef_)) + self.intercept_[0]
-            idx = np.flatnonzero(self.coef_[0])
-            return X.dot(idx, self.coef_[0][idx]) + self.intercept_[0]
+            return X.dot(*sparse_row_nonzeros(self.coef_)) + self.intercept_[0]   # dense or sparse coef_
         X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
         if sp.issparse(self.coef_):
             return _dot_sparse_row(X, self.coef_) + self.intercept_[0]

@@ -199,6 +199,7 @@ class ShardedMatrix:
         self.dtype = np.dtype(self.meta["dtype"])
         self._passes = [0] if _passes is None else _passes     # shared with the compact view
         self._verified = set()
+        self._compact_view = None
         starts = np.cumsum([0] + [s["n_rows"] for s in self.meta["shards"]])
         self._rows = list(zip(starts[:-1], starts[1:]))
         for shard in self.meta["shards"]:
@@ -266,8 +267,13 @@ class ShardedMatrix:
         return np.load(os.path.join(self.path, "columns.npy"), allow_pickle=False).astype(np.int64)
 
     def compacted(self):
-        """The same data in the compact column numbering (what the solver works on)."""
-        return self if self.compact or self.meta["columns"] is None else ShardedMatrix(self.path, True, self._passes)
+        """The same data in the compact column numbering (what the solver works on); one view per
+        matrix, so its shards are checked once however often it is asked for (every prediction)."""
+        if self.compact or self.meta["columns"] is None:
+            return self
+        if self._compact_view is None:
+            self._compact_view = ShardedMatrix(self.path, True, self._passes)
+        return self._compact_view
 
     def _require_compact(self):
         if not self.compact and self.meta["columns"] is not None:
