@@ -354,3 +354,20 @@ def test_compiled_fbeta_oracle_is_the_numpy_one_exactly(pairs, beta, scale):
     coef, delta = loss.oracle(y, s)
     ref_coef, ref_delta = loss._oracle_reference(y, s)
     assert np.array_equal(coef, ref_coef) and delta == ref_delta
+
+
+def test_fbeta_oracle_skips_only_negatives_that_cannot_be_labelled_positive():
+    """Balanced classes, a trained-looking margin: most negatives fall below the cut-off and are not
+    sorted, and the answer is still the reference's (which sorts them all)."""
+    from structfs.losses.fmeasure import _class_scores
+
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(2000) < 0.4, 1.0, -1.0)
+    s = rng.normal(size=2000) + 4.0 * y
+    for beta in (0.5, 1.0, 2.0):
+        loss = get_loss("fbeta", beta=beta)
+        kept = _class_scores(y, s, beta ** 2)[1].shape[0]
+        assert kept < 0.5 * np.count_nonzero(y < 0)     # the cut-off is -(1+b^2) n / (4 b^2 P): -1.9 .. -3.9
+        coef, delta = loss.oracle(y, s)
+        ref_coef, ref_delta = loss._oracle_reference(y, s)
+        assert np.array_equal(coef, ref_coef) and delta == ref_delta

@@ -3,8 +3,9 @@
 For a fixed number a of positives labelled +, h_a(b) = Delta(a, b) + (gain of the top-b negatives) is
 concave in b: Delta_Fbeta = 100 (1 - (1+beta^2) a / (a + beta^2 P + b)) is concave in b and the prefix
 sums of negatives sorted by decreasing score are concave. So the best b for every a is where the
-increments of h_a change sign, found by one binary search run for all a at once (vectorised), and the
-oracle costs two sorts plus O(P log N).
+increments of h_a change sign (a search per a, galloping from the previous a's answer), and the
+oracle costs two sorts plus O(P log N) -- the sort of the negatives only over those that some labeling
+can put on the + side (see :func:`_class_scores`).
 """
 import numpy as np
 from numba import njit
