@@ -67,3 +67,8 @@ def check_positive_float(value, name, allow_zero=False):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
     return value
+
+
+def is_dask_array(X):
+    """True for a dask.array.Array (checked without importing dask, an optional dependency)."""
+    return type(X).__module__.startswith("dask.array") and hasattr(X, "to_delayed")

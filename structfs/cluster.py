@@ -26,8 +26,9 @@ class DaskRowBlocks:
     """An (n_samples, n_features) matrix whose row blocks live on the workers of a Dask ``client``.
 
     Build it with :meth:`from_shards` (each worker reads its blocks from a shard directory on a disk
-    all workers see) or :meth:`from_matrix` (an in-memory matrix split and scattered). Pass it to
-    ``StructSVM(budget=B).fit(X, y)`` like any matrix.
+    all workers see), :meth:`from_dask_array` (a dask array's row chunks, computed on the workers) or
+    :meth:`from_matrix` (an in-memory matrix split and scattered). Pass it to
+    ``StructSVM(budget=B).fit(X, y)`` like any matrix; StructSVM wraps a dask array itself.
     """
 
     def __init__(self, client, blocks, rows, n_features, columns, _compact=False, _passes=None):
@@ -64,6 +65,39 @@ class DaskRowBlocks:
         edges = np.linspace(0, X.shape[0], n_blocks + 1).astype(int)
         rows = [(a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
         blocks = [client.scatter(compact[a:b], hash=False) for a, b in rows]
+        return cls(client, blocks, rows, X.shape[1], columns)
+
+    @classmethod
+    def from_dask_array(cls, X, client=None):
+        """Each row chunk of the 2-D dask array ``X`` (NumPy or scipy.sparse chunks) becomes a block,
+        computed on the workers of ``client`` (default: the current ``dask.distributed`` client) and
+        renumbered there to the columns that occur. The blocks are tasks of X's graph, so Dask
+        recomputes one whose worker is lost. Chunks are checked (finite, numeric) before any fit:
+        ValueError naming the chunk's rows."""
+        import dask
+
+        if getattr(X, "ndim", None) != 2 or not hasattr(X, "to_delayed"):
+            raise ValueError(f"X must be a 2-D dask array, got {type(X).__name__} with ndim {getattr(X, 'ndim', None)}.")
+        if np.dtype(X.dtype).kind not in "biuf":
+            raise ValueError(f"X must hold numbers, got dtype {X.dtype}.")
+        client = _default_client(client)
+        if X.numblocks[1] > 1:                   # a block holds whole rows
+            X = X.rechunk({1: -1})
+        if any(np.isnan(c) for c in X.chunks[0]):
+            X = X.compute_chunk_sizes()
+        starts = np.cumsum((0,) + tuple(int(c) for c in X.chunks[0]))
+        rows = list(zip(starts[:-1].tolist(), starts[1:].tolist()))
+        raw = client.compute([dask.delayed(_csr_block)(part, a, b) for part, (a, b)
+                              in zip(X.to_delayed().ravel(), rows)])
+        occurring = client.gather([client.submit(_block_occurring, block, pure=False) for block in raw],
+                                  errors="raise")
+        columns = np.unique(np.concatenate(occurring)) if occurring else np.zeros(0, dtype=np.int64)
+        columns = None if columns.shape[0] == X.shape[1] else columns.astype(np.int64)
+        if columns is None:
+            blocks = raw
+        else:                                     # renumbered where the block is; raw blocks are freed
+            shared = client.scatter(columns, broadcast=True, hash=False)
+            blocks = [client.submit(_compact_block, block, shared, pure=False) for block in raw]
         return cls(client, blocks, rows, X.shape[1], columns)
 
     def _run(self, fn, *per_block):
@@ -115,6 +149,35 @@ class DaskRowBlocks:
 
     def __repr__(self):
         return f"DaskRowBlocks({self.shape[0]} x {self.shape[1]} in {len(self.blocks)} blocks)"
+
+
+def _default_client(client):
+    if client is not None:
+        return client
+    from distributed import default_client
+
+    try:
+        return default_client()
+    except ValueError:
+        raise ValueError("client is None and no dask.distributed Client is running; start one "
+                         "(distributed.Client(...)) or pass client=.") from None
+
+
+def _csr_block(part, start, stop):
+    """A dask array chunk (rows start..stop) as float64 CSR, checked."""
+    block = sp.csr_matrix(part, dtype=np.float64)
+    if not np.isfinite(block.data).all():
+        raise ValueError(f"X's rows {start}-{stop} hold NaN or infinite values; structfs needs finite features.")
+    block.sum_duplicates()
+    return block
+
+
+def _block_occurring(block):
+    return np.unique(block.indices)
+
+
+def _compact_block(block, columns):
+    return select_columns(block, columns)
 
 
 def _load_shard(path, i):

@@ -5,7 +5,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_positive_float, check_positive_int
+from ._validation import check_positive_float, check_positive_int, is_dask_array
 from .losses import get_loss
 from .solvers import solve
 from .solvers.data import is_row_blocks
@@ -34,6 +34,15 @@ def _dot_sparse_row(X, row):
     return np.bincount(X.row, weights=X.data * weight, minlength=X.shape[0])
 
 
+
+def _row_blocks_of_dask(X):
+    """A dask array as row blocks on the current dask.distributed client (structfs.cluster); else X."""
+    if not is_dask_array(X):
+        return X
+    from .cluster import DaskRowBlocks        # dask is optional: imported only for dask input
+
+    return DaskRowBlocks.from_dask_array(X)
+
 class LinearBinaryMixin:
     """``decision_function``/``predict`` of a fitted binary linear model (``coef_``, ``intercept_``,
     ``classes_``) and its scikit-learn tags: shared by StructSVM and StructSVMCV."""
@@ -46,6 +55,7 @@ class LinearBinaryMixin:
 
     def decision_function(self, X):
         check_is_fitted(self)
+        X = _row_blocks_of_dask(X)
         if is_row_blocks(X):              # data on disk or on a cluster: one pass over its blocks
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
@@ -202,9 +212,13 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
-        :class:`structfs.shards.ShardedMatrix` on disk or a :class:`structfs.cluster.DaskRowBlocks` on a cluster
-        (with a budget), and two-class y."""
+        :class:`structfs.shards.ShardedMatrix` on disk, a :class:`structfs.cluster.DaskRowBlocks` or a dask
+        array on a cluster (with a budget; a dask array runs on the current dask.distributed client),
+        and two-class y."""
         loss, C, bias, tol = self._check_params()
+        X = _row_blocks_of_dask(X)
+        if is_dask_array(y):
+            y = y.compute()
         if is_row_blocks(X):                # structfs.shards.ShardedMatrix, structfs.cluster.DaskRowBlocks
             y = self._check_row_blocks(X, y)
         else:

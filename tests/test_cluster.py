@@ -77,3 +77,30 @@ def test_a_worker_lost_mid_fit_reloads_its_shards_and_the_model_is_the_same(tmp_
         fitted = StructSVM(budget=2, max_outer=3).fit(remote, y)
     assert np.array_equal(fitted.selected_features_, ref.selected_features_)
     assert fitted.objective_ == pytest.approx(ref.objective_, rel=1e-6)
+
+
+@pytest.mark.slow
+def test_a_dask_array_fits_on_the_current_client_as_in_memory(client):
+    """StructSVM takes a dask array (sparse or dense chunks, chunked along columns too) and y as a
+    dask array, and runs on the current client: the in-memory model."""
+    da = pytest.importorskip("dask.array")
+    X, y = _problem(seed=6)
+    params = dict(C=100.0, budget=3, max_outer=4)
+    ref = StructSVM(**params).fit(X, y)
+    for remote in (da.from_array(X, chunks=(90, X.shape[1]), asarray=False),
+                   da.from_array(X.toarray(), chunks=(120, 20))):
+        fitted = StructSVM(**params).fit(remote, da.from_array(y, chunks=90))
+        assert fitted.n_features_in_ == X.shape[1]
+        assert np.array_equal(fitted.selected_features_, ref.selected_features_)
+        assert fitted.objective_ == pytest.approx(ref.objective_, rel=1e-6)
+        assert np.allclose(fitted.decision_function(remote), ref.decision_function(X), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.slow
+def test_a_dask_array_with_a_non_finite_chunk_is_refused_naming_its_rows(client):
+    da = pytest.importorskip("dask.array")
+    X, y = _problem(seed=7)
+    dense = X.toarray()
+    dense[250, 3] = np.nan
+    with pytest.raises(ValueError, match="rows 200-300"):
+        StructSVM(budget=2).fit(da.from_array(dense, chunks=(100, X.shape[1])), y)
