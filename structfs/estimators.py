@@ -34,7 +34,6 @@ def _dot_sparse_row(X, row):
     return np.bincount(X.row, weights=X.data * weight, minlength=X.shape[0])
 
 
-
 def _row_blocks_of_dask(X):
     """A dask array as row blocks on the current dask.distributed client (structfs.cluster); else X."""
     if not is_dask_array(X):
@@ -42,6 +41,7 @@ def _row_blocks_of_dask(X):
     from .cluster import DaskRowBlocks        # dask is optional: imported only for dask input
 
     return DaskRowBlocks.from_dask_array(X)
+
 
 class LinearBinaryMixin:
     """``decision_function``/``predict`` of a fitted binary linear model (``coef_``, ``intercept_``,

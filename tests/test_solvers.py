@@ -319,3 +319,39 @@ def test_memory_follows_the_data_not_the_index_space(tmp_path):
     cols, w, _ = PathRefitter(X, y_pm, get_loss("f1"), 10.0).refit(columns[[0, 1, 2]])
     cols_s, w_s, _ = PathRefitter(dense, y_pm, get_loss("f1"), 10.0).refit(np.array([0, 1, 2]))
     assert np.array_equal(cols, columns[cols_s]) and np.allclose(w, w_s)
+
+
+@pytest.mark.parametrize("loss_name", ["error", "f1", "prec@k", "auc"])
+def test_coded_planes_hold_the_oracles_planes_as_the_dense_store(loss_name):
+    """The 1-byte plane store (data on disk or on a cluster) gives the dense store's products up to
+    the order of sums, keeps the right planes when some are dropped, and turns dense when a plane has
+    more than 255 distinct values (ROC area)."""
+    import scipy.sparse as sp
+
+    from structfs.solvers.plane_store import CodedPlanes, DensePlanes
+
+    rng = np.random.default_rng(0)
+    n = 5000
+    y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
+    loss = get_loss(loss_name)
+    planes = [loss.oracle(y, rng.normal(size=n) + y * rng.random())[0] for _ in range(20)]
+    dense, coded = DensePlanes(n), CodedPlanes(n)
+    went_dense = False
+    for coef in planes:
+        assert dense.append(coef)
+        if not coded.append(coef):
+            coded, went_dense = coded.to_dense(), True
+            assert coded.append(coef)
+    assert went_dense == (loss_name == "auc")
+    keep = np.flatnonzero(rng.random(20) < 0.6)
+    dense.keep(keep)
+    coded.keep(keep)
+    assert coded.K == dense.K == keep.shape[0]
+    weights = np.where(rng.random(coded.K) < 0.5, rng.random(coded.K), 0.0)
+    X = sp.random(n, 7, density=0.05, format="csc", random_state=1)
+    u = rng.normal(size=n)
+    assert np.allclose(coded.combination(weights), dense.combination(weights), rtol=1e-12, atol=1e-15)
+    assert np.allclose(coded.dots(u, 3), dense.dots(u, 3), rtol=1e-12, atol=1e-15)
+    assert np.allclose(coded.column_products(X), dense.column_products(X), rtol=1e-12, atol=1e-15)
+    stored = coded if went_dense else coded.to_dense()          # the codes hold the coefficients exactly
+    assert np.array_equal(stored.coef, np.array(planes)[keep])

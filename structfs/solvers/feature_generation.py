@@ -172,7 +172,7 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
     """
     X = _as_solver_matrix(X)
     n, m = X.shape
-    ws = WorkingSet(n, bias, C, master_solver)
+    ws = WorkingSet(n, bias, C, master_solver, coded=is_row_blocks(X))   # large n: planes in 1 byte/example
     cache = ColumnCache(X)
     state = _BestIterate(m, budget, C)
     history = []

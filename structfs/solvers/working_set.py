@@ -2,12 +2,13 @@
 and the restricted master problem over them.
 
 A plane is stored by its per-example coefficients coef_k (Psi_k = X~' coef_k) so that it can be
-restricted to a group added later; each group keeps its Gram matrix G_t, updated by one row per new
-plane.
+restricted to a group added later (``plane_store.py``: float64 rows, or one byte per example for data
+on disk or on a cluster); each group keeps its Gram matrix G_t, updated by one row per new plane.
 """
 import numpy as np
 
 from .data import _matvec, _matvec_t
+from .plane_store import CodedPlanes, DensePlanes
 from .qcqp import gram_factor, normalise_weights, solve_master
 
 
@@ -28,12 +29,13 @@ class FeatureGroup:
 class WorkingSet:
     """Planes (coef, Delta), groups, their Gram matrices and the current master solution."""
 
-    def __init__(self, n_samples, bias, C, master_solver="ipm"):
+    def __init__(self, n_samples, bias, C, master_solver="ipm", coded=False):
         self.n = n_samples
         self.master_solver = master_solver    # multi-group master solver: "ipm" or "ecos"
         self.bias = bias
         self.C = C
-        self._coef = np.empty((16, n_samples))  # capacity grows by doubling; rows [:K] are live
+        # coef_k of the live planes; coded (1 byte per example) for data on disk or on a cluster
+        self.planes = CodedPlanes(n_samples) if coded else DensePlanes(n_samples)
         self.delta = np.zeros(0)
         self.age = np.zeros(0, dtype=np.int64)
         self.coef_sum = np.zeros(0)           # sum_i coef_ki: the plane's bias coordinate / bias
@@ -45,20 +47,12 @@ class WorkingSet:
     def K(self):
         return self.delta.shape[0]
 
-    @property
-    def coef(self):
-        return self._coef[:self.K]
-
     # -- planes ------------------------------------------------------------------------------------
     def add_plane(self, coef, delta):
         K = self.K
-        if K == self._coef.shape[0]:
-            # np.empty: the new rows stay untouched (not resident) until planes are written there;
-            # vstack with zeros wrote them all, K x n x 8 bytes that large-n fits pay in memory.
-            grown = np.empty((2 * K, self.n))
-            grown[:K] = self._coef
-            self._coef = grown
-        self._coef[K] = coef
+        if not self.planes.append(coef):      # more distinct values than the codes hold: go dense
+            self.planes = self.planes.to_dense()
+            self.planes.append(coef)
         self.delta = np.append(self.delta, delta)
         self.age = np.append(self.age, 0)
         self.coef_sum = np.append(self.coef_sum, coef.sum())
@@ -69,18 +63,12 @@ class WorkingSet:
                 row = g.values @ v
                 g.values = np.vstack([g.values, v[None, :]])
             else:
-                row = self._coef[:K] @ _matvec(g.X, v)
+                row = self.planes.dots(_matvec(g.X, v), K)
             g.G = _grow_gram(g.G, row, float(v @ v))
 
     def drop_planes(self, keep):
         """Forget planes with ``keep`` False (long inactive): their rows and columns everywhere."""
-        kept = np.flatnonzero(keep)
-        # Close the gaps in place, in order, from the first dropped plane on: one row copy per moved
-        # plane (a gather of every kept row, then writing it back, was two K x n copies -- 40 ms per
-        # drop at n = 2e5, the largest single cost of out-of-core fits).
-        first = int(np.argmin(keep)) if kept.shape[0] < keep.shape[0] else keep.shape[0]
-        for position in range(first, kept.shape[0]):
-            self._coef[position] = self._coef[kept[position]]
+        self.planes.keep(np.flatnonzero(keep))
         self.delta, self.age = self.delta[keep], self.age[keep]
         self.coef_sum, self.abar = self.coef_sum[keep], self.abar[keep]
         total = self.abar.sum()
@@ -94,7 +82,7 @@ class WorkingSet:
     # -- groups ------------------------------------------------------------------------------------
     def add_group(self, cols, X_cols):
         g = FeatureGroup(cols, X_cols, self.n)
-        V = np.asarray(X_cols.T @ self.coef.T).T if self.K else np.zeros((0, cols.shape[0]))  # K x |t|
+        V = self.planes.column_products(X_cols) if self.K else np.zeros((0, cols.shape[0]))  # K x |t|
         g.G = V @ V.T
         if g.keep_values:
             g.values = V
@@ -165,12 +153,7 @@ class WorkingSet:
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
-        # The dense K x n product is memory-bound: when most planes are idle (budgeted fits, many
-        # groups) gather the weighted rows; otherwise the gather's copy costs more than it saves.
-        active = np.flatnonzero(self.abar)
-        if 4 * active.shape[0] < self.K:
-            return self.C * (self.abar[active] @ self._coef[active])
-        return self.C * (self.abar @ self.coef)
+        return self.C * self.planes.combination(self.abar)
 
 
 def _grow_gram(G, row, diag):

@@ -1,0 +1,187 @@
+"""Where the working set keeps its planes' per-example coefficients coef_k (K x n).
+
+The working set needs four things of them: to add and drop rows, the combination sum_k a_k coef_k
+(the dual direction beta), the products coef_k . u, and X_t' coef_k for a new group's columns. At
+large n they are the biggest thing a fit holds (41 live planes x n doubles: 6.6 GB at n = 2e7).
+
+* :class:`DensePlanes`: float64 rows, BLAS products (in-memory data).
+* :class:`CodedPlanes`: one byte per example and plane plus each plane's table of distinct values.
+  The oracles of the contingency losses give every example one of a few values (error: 0 and
+  +-100/n; F1, Prec@k: three), so the codes hold the coefficients exactly in 1/8 of the memory; the
+  products are compiled loops over the codes. A plane with more than 255 distinct values (ROC area,
+  AP) turns the store dense. Used for data on disk or on a cluster, where n is large.
+
+The two agree up to the order of floating-point sums (tests/test_solvers.py).
+"""
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+_BLOCK = 4096          # examples per block of the coded combination: the output block stays in cache
+
+
+class DensePlanes:
+    def __init__(self, n_samples):
+        self.n = n_samples
+        self.K = 0
+        self._coef = np.empty((16, n_samples))  # capacity grows by doubling; rows [:K] are live
+
+    @property
+    def coef(self):
+        return self._coef[:self.K]
+
+    def append(self, coef):
+        """Store a plane; False when this store cannot hold it (never, for the dense store)."""
+        K = self.K
+        if K == self._coef.shape[0]:
+            # np.empty: the new rows stay untouched (not resident) until planes are written there;
+            # vstack with zeros wrote them all, K x n x 8 bytes that large-n fits pay in memory.
+            grown = np.empty((2 * K, self.n))
+            grown[:K] = self._coef
+            self._coef = grown
+        self._coef[K] = coef
+        self.K += 1
+        return True
+
+    def keep(self, kept):
+        """Keep the planes at the sorted positions ``kept``, in order."""
+        # Close the gaps in place, in order, from the first dropped plane on: one row copy per moved
+        # plane (a gather of every kept row, then writing it back, was two K x n copies -- 40 ms per
+        # drop at n = 2e5, the largest single cost of out-of-core fits).
+        first = _first_gap(kept)
+        for position in range(first, kept.shape[0]):
+            self._coef[position] = self._coef[kept[position]]
+        self.K = kept.shape[0]
+
+    def combination(self, weights):
+        """sum_k weights_k coef_k (n,)."""
+        # The dense K x n product is memory-bound: when most planes are idle (budgeted fits, many
+        # groups) gather the weighted rows; otherwise the gather's copy costs more than it saves.
+        active = np.flatnonzero(weights)
+        if 4 * active.shape[0] < self.K:
+            return weights[active] @ self._coef[active]
+        return weights @ self.coef
+
+    def dots(self, u, count):
+        """(coef_k . u) for the first ``count`` planes."""
+        return self._coef[:count] @ u
+
+    def column_products(self, X_cols):
+        """X_cols' coef_k for every plane: K x |t|."""
+        return np.asarray(X_cols.T @ self.coef.T).T
+
+
+class CodedPlanes:
+    def __init__(self, n_samples):
+        self.n = n_samples
+        self.K = 0
+        self.codes = np.empty((16, n_samples), dtype=np.uint8)
+        self.levels = np.zeros((16, 256))          # plane k's coefficient with code c: levels[k, c]
+
+    def append(self, coef):
+        K = self.K
+        if K == self.codes.shape[0]:
+            codes = np.empty((2 * K, self.n), dtype=np.uint8)
+            codes[:K] = self.codes
+            levels = np.zeros((2 * K, 256))
+            levels[:K] = self.levels
+            self.codes, self.levels = codes, levels
+        if not _encode(np.ascontiguousarray(coef, dtype=np.float64), self.codes[K], self.levels[K]):
+            return False
+        self.K += 1
+        return True
+
+    def keep(self, kept):
+        for position in range(_first_gap(kept), kept.shape[0]):
+            self.codes[position] = self.codes[kept[position]]
+            self.levels[position] = self.levels[kept[position]]
+        self.K = kept.shape[0]
+
+    def combination(self, weights):
+        active = np.flatnonzero(weights)
+        return _combination(self.codes, self.levels, active, weights[active])
+
+    def dots(self, u, count):
+        return _dots(self.codes, self.levels, count, np.ascontiguousarray(u, dtype=np.float64))
+
+    def column_products(self, X_cols):
+        X_cols = sp.csc_matrix(X_cols, dtype=np.float64)
+        return _column_products(self.codes, self.levels, self.K, X_cols.indptr, X_cols.indices, X_cols.data)
+
+    def to_dense(self):
+        """The same planes as a :class:`DensePlanes`."""
+        dense = DensePlanes(self.n)
+        for k in range(self.K):
+            dense.append(self.levels[k][self.codes[k]])
+        return dense
+
+
+def _first_gap(kept):
+    """The first position whose plane moves (kept[p] != p), or len(kept) when none does."""
+    moved = np.flatnonzero(kept != np.arange(kept.shape[0]))
+    return int(moved[0]) if moved.shape[0] else kept.shape[0]
+
+
+@njit(cache=True)
+def _encode(coef, codes, levels):
+    """codes/levels of one plane (levels in order of first appearance); False past 255 values."""
+    n_levels = 0
+    last_value, last_code = np.nan, 0
+    for i in range(coef.shape[0]):
+        value = coef[i]
+        if value == last_value:                # runs are common (most examples share a value)
+            codes[i] = last_code
+            continue
+        code = -1
+        for c in range(n_levels):
+            if levels[c] == value:
+                code = c
+                break
+        if code < 0:
+            if n_levels == 255 or value != value:
+                return False
+            levels[n_levels] = value
+            code = n_levels
+            n_levels += 1
+        codes[i] = code
+        last_value, last_code = value, code
+    return True
+
+
+@njit(cache=True)
+def _combination(codes, levels, active, weights):
+    n = codes.shape[1]
+    out = np.zeros(n)
+    table = np.empty(256)
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        for a in range(active.shape[0]):
+            k = active[a]
+            for c in range(256):
+                table[c] = weights[a] * levels[k, c]
+            for i in range(start, stop):
+                out[i] += table[codes[k, i]]
+    return out
+
+
+@njit(cache=True)
+def _dots(codes, levels, K, u):
+    out = np.zeros(K)
+    for k in range(K):
+        acc = 0.0
+        for i in range(u.shape[0]):
+            acc += levels[k, codes[k, i]] * u[i]
+        out[k] = acc
+    return out
+
+
+@njit(cache=True)
+def _column_products(codes, levels, K, indptr, indices, data):
+    out = np.zeros((K, indptr.shape[0] - 1))
+    for k in range(K):
+        for j in range(indptr.shape[0] - 1):
+            acc = 0.0
+            for p in range(indptr[j], indptr[j + 1]):
+                acc += data[p] * levels[k, codes[k, indices[p]]]
+            out[k, j] = acc
+    return out
