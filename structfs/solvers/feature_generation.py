@@ -18,6 +18,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .cutting_plane import inner_solve
@@ -251,7 +252,9 @@ def _generate_groups(X, y, loss, C, ws, cache, state, inner_kw, *, budget, tol, 
         if max_features is not None:
             top, full = _fit_cap(top, cache.cols, c, max_features)
         cache.extend(top)
-        ws.add_group(top, cache.columns(top))
+        # sparse columns: the group reads them from the cache (compiled per-column sums, the same
+        # whichever slice); dense ones keep their BLAS products on the group's own slice
+        ws.add_group(top, cache.columns(top), cache if sp.issparse(cache.X) else None)
         # While groups are being generated each restricted problem is solved to 1% (its answer only
         # has to point at the next group); the last one is polished to tol below.
         coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
