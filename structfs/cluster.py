@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .shards import ShardedMatrix, compact_weights
-from .solvers.data import occurring_columns, select_columns
+from .solvers.data import occurring_columns, select_columns, sorted_unique
 
 __all__ = ["DaskRowBlocks"]
 
@@ -91,7 +91,7 @@ class DaskRowBlocks:
                               in zip(X.to_delayed().ravel(), rows)])
         occurring = client.gather([client.submit(_block_occurring, block, pure=False) for block in raw],
                                   errors="raise")
-        columns = np.unique(np.concatenate(occurring)) if occurring else np.zeros(0, dtype=np.int64)
+        columns = sorted_unique(np.concatenate(occurring)) if occurring else np.zeros(0, dtype=np.int64)
         columns = None if columns.shape[0] == X.shape[1] else columns.astype(np.int64)
         if columns is None:
             blocks = raw
@@ -173,7 +173,7 @@ def _csr_block(part, start, stop):
 
 
 def _block_occurring(block):
-    return np.unique(block.indices)
+    return sorted_unique(block.indices)
 
 
 def _compact_block(block, columns):

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .solvers.data import compressed_dot
+from .solvers.data import compressed_dot, sorted_unique
 
 __all__ = ["ShardWriter", "ShardedMatrix", "write_shards", "svmlight_to_shards", "is_shard_directory"]
 
@@ -57,7 +57,7 @@ class ShardWriter:
         self.labels = set()
 
     def _merge_columns(self):
-        self.columns = np.unique(np.concatenate([self.columns] + self._pending))
+        self.columns = sorted_unique(np.concatenate([self.columns] + self._pending))
         self._pending = []
 
     def append(self, X, y, source=None):
@@ -79,7 +79,7 @@ class ShardWriter:
                              f"{sorted(self.labels)}: a shard directory holds one binary problem (one label "
                              "convention, two values).")
         indices = X.indices.astype(np.int64)
-        self._pending.append(np.unique(indices))
+        self._pending.append(sorted_unique(indices))
         if sum(p.shape[0] for p in self._pending) > max(self.columns.shape[0], 2 ** 20):
             self._merge_columns()          # merged in batches: one sort per batch, memory ~ the columns in use
         self.labels = labels
@@ -113,9 +113,17 @@ class ShardWriter:
         if n_features < largest:
             raise ValueError(f"n_features={n_features} but a feature index {largest - 1} occurs.")
         compact_dtype = np.int32 if self.columns.size < 2 ** 31 else np.int64
+        # A position table when the index space is no larger than the entries (memory still follows
+        # the data): one gather per entry instead of a binary search -- 6.4 of 25 s writing 6e6 entries.
+        position = None
+        if n_features <= sum(s["nnz"] for s in self.shards):
+            position = np.zeros(n_features, dtype=compact_dtype)
+            position[self.columns] = np.arange(self.columns.size, dtype=compact_dtype)
         for shard in self.shards:
             raw = np.load(self._file(shard["name"], "indices"))
-            np.save(self._file(shard["name"], "indices"), np.searchsorted(self.columns, raw).astype(compact_dtype))
+            compact = position[raw] if position is not None else np.searchsorted(self.columns, raw).astype(compact_dtype)
+            np.save(self._file(shard["name"], "indices"), compact)
+            del raw, compact
         identity = self.columns.size == n_features
         if not identity:
             np.save(os.path.join(self.path, "columns.npy"), self.columns)

@@ -46,6 +46,18 @@ def weights_in(columns, values, n_features):
     return w
 
 
+def sorted_unique(values):
+    """np.unique of integer indices, by one sort: NumPy 2.4's np.unique hashes, 5.5 s on 6e6 indices
+    where the sort takes 0.2 s (shard writing, occurring columns of hashed spaces)."""
+    values = np.sort(np.asarray(values).ravel())
+    if values.shape[0] == 0:
+        return values
+    first = np.empty(values.shape[0], dtype=bool)
+    first[0] = True
+    np.not_equal(values[1:], values[:-1], out=first[1:])
+    return values[first]
+
+
 def occurring_columns(X):
     """Sorted indices of the columns of a sparse X that hold an entry, or None when X is dense or
     every column does. Memory follows the data: a hashed feature space of 2^31 indices with a few
@@ -59,7 +71,7 @@ def occurring_columns(X):
     if index is None:                                         # CSC: its column pointers say it
         columns = np.flatnonzero(np.diff(X.indptr))
     elif index.shape[0] < X.shape[1]:
-        columns = np.unique(index)
+        columns = sorted_unique(index)
     else:
         seen = np.zeros(X.shape[1], dtype=bool)
         seen[index] = True
