@@ -97,7 +97,7 @@ class DaskRowBlocks:
             blocks = raw
         else:                                     # renumbered where the block is; raw blocks are freed
             shared = client.scatter(columns, broadcast=True, hash=False)
-            blocks = [client.submit(_compact_block, block, shared, pure=False) for block in raw]
+            blocks = [client.submit(select_columns, block, shared, pure=False) for block in raw]
         return cls(client, blocks, rows, X.shape[1], columns)
 
     def _run(self, fn, *per_block):
@@ -174,10 +174,6 @@ def _csr_block(part, start, stop):
 
 def _block_occurring(block):
     return sorted_unique(block.indices)
-
-
-def _compact_block(block, columns):
-    return select_columns(block, columns)
 
 
 def _load_shard(path, i):

@@ -58,6 +58,16 @@ def sorted_unique(values):
     return values[first]
 
 
+def column_positions(columns, n_features, dtype=np.int64):
+    """A table t of ``n_features`` entries with t[columns[i]] = i and -1 elsewhere: renumbering indices
+    to the sorted ``columns`` is then one gather per index. Binary searches cost log2(m) cache misses
+    each -- 42 s of a 10^6-row fit renumbering 3e7 entries into 10^7 indices, 0.5 s by the table. Built
+    only when the index space is no larger than the entries renumbered (memory follows the data)."""
+    table = np.full(n_features, -1, dtype=dtype)
+    table[columns] = np.arange(columns.shape[0], dtype=dtype)
+    return table
+
+
 def occurring_columns(X):
     """Sorted indices of the columns of a sparse X that hold an entry, or None when X is dense or
     every column does. Memory follows the data: a hashed feature space of 2^31 indices with a few
@@ -89,13 +99,8 @@ def select_columns(X, columns):
     if not sp.issparse(X):
         return np.asarray(X)[:, columns]
     X = X.tocsr() if X.format != "csr" else X
-    if X.shape[1] <= X.indices.shape[0]:
-        # An index space no larger than the entries (memory still follows the data): one gather through
-        # a position table. Binary searches cost log2(m) cache misses per entry -- 42 s of a 10^6-row
-        # fit with 3e7 entries in 10^7 indices, against 0.5 s for the gather.
-        position = np.full(X.shape[1], -1, dtype=np.int64)
-        position[columns] = np.arange(columns.shape[0])
-        renumbered = position[X.indices]
+    if X.shape[1] <= X.indices.shape[0]:          # an index space no larger than the entries
+        renumbered = column_positions(columns, X.shape[1])[X.indices]
         keep = renumbered >= 0
         renumbered = renumbered[keep]
     else:
