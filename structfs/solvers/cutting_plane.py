@@ -39,7 +39,15 @@ class _Point:
     def toward(self, other, t):
         """The point (1 - t) * self + t * other (w, d, w_b and the scores are all affine in t)."""
         return _Point(self.w + t * (other.w - self.w), self.d + t * (other.d - self.d),
-                      self.w_b + t * (other.w_b - self.w_b), self.s + t * (other.s - self.s))
+                      self.w_b + t * (other.w_b - self.w_b), _affine(self.s, other.s - self.s, t))
+
+
+def _affine(a, b, t):
+    """a + t * b, written into b (the same operations, so the same bits, as the expression): the
+    scores are n-vectors, 160 MB each at n = 2e7, and each temporary counts in the peak."""
+    b *= t
+    b += a
+    return b
 
 
 class _Segment:
@@ -82,7 +90,8 @@ class _Segment:
 
     def trial(self, t, y, loss):
         """(F(t), F'(t), (coef, delta, xi)) with one oracle call."""
-        s = self.p0.s + t * self.ds
+        s = self.ds * t                # p0.s + t * ds, one n-vector allocated
+        s += self.p0.s
         coef, delta = loss.oracle(y, s)
         xi = max(0.0, delta - float(coef @ s))
         return self.reg(t)[0] + self.C * xi, self.slope(t, coef, xi), (coef, delta, xi)
@@ -157,7 +166,10 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
         d = cache.weights(ws)
         w = d * _matvec_t(cache.X, beta)
         w_b = bias * beta.sum()
-        master_point = _Point(w, d, w_b, _matvec(cache.X, w) + bias * w_b)
+        del beta                       # an n-vector: not kept through the iteration
+        scores = _matvec(cache.X, w)
+        scores += bias * w_b
+        master_point = _Point(w, d, w_b, scores)
         if best is None:
             best = cut = master_point.evaluate(y, loss, C)
         else:
@@ -190,3 +202,5 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
             ws.drop_planes(keep)
         ws.drop_groups(max_age)
         ws.add_plane(cut.coef, cut.delta)
+        # the stored plane is all the next iteration needs of these points (two n-vectors each)
+        del cut, master_point

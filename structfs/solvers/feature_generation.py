@@ -289,10 +289,11 @@ def _generate_groups(X, y, loss, C, ws, cache, state, inner_kw, *, budget, tol, 
 
 def _top_features(c, budget):
     """Sorted indices of the ``budget`` largest c_j^2 (introselect: ties broken deterministically)."""
-    sq = c * c
-    if budget >= sq.shape[0]:
-        return np.arange(sq.shape[0])
-    top = np.argpartition(-sq, budget - 1, kind="introselect")[:budget]
+    if budget >= c.shape[0]:
+        return np.arange(c.shape[0])
+    minus_sq = c * c
+    np.negative(minus_sq, out=minus_sq)  # -c^2 in one vector over the columns (3e7 of them for kddb)
+    top = np.argpartition(minus_sq, budget - 1, kind="introselect")[:budget]
     return np.sort(top)
 
 

@@ -15,7 +15,8 @@ The two agree up to the order of floating-point sums (tests/test_solvers.py).
 """
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, types
+from numba.typed import List
 
 _BLOCK = 4096          # examples per block of the coded combination: the output block stays in cache
 
@@ -74,32 +75,39 @@ class DensePlanes:
 class CodedPlanes:
     def __init__(self, n_samples):
         self.n = n_samples
-        self.K = 0
-        self.codes = np.empty((16, n_samples), dtype=np.uint8)
+        # One code row per live plane, each its own buffer: a new plane allocates n bytes and a dropped
+        # one frees them. (A K x n block grown by doubling copied every row beside the old block --
+        # 1.3 GB at once at n = 2e7 -- and kept the highest row ever written resident.)
+        self.codes = List.empty_list(types.Array(types.uint8, 1, "C"))
         self.levels = np.zeros((16, 256))          # plane k's coefficient with code c: levels[k, c]
+
+    @property
+    def K(self):
+        return len(self.codes)
 
     def append(self, coef):
         K = self.K
-        if K == self.codes.shape[0]:
-            codes = np.empty((2 * K, self.n), dtype=np.uint8)
-            codes[:K] = self.codes
+        if K == self.levels.shape[0]:
             levels = np.zeros((2 * K, 256))
             levels[:K] = self.levels
-            self.codes, self.levels = codes, levels
-        if not _encode(np.ascontiguousarray(coef, dtype=np.float64), self.codes[K], self.levels[K]):
+            self.levels = levels
+        row = np.empty(self.n, dtype=np.uint8)
+        if not _encode(np.ascontiguousarray(coef, dtype=np.float64), row, self.levels[K]):
             return False
-        self.K += 1
+        self.codes.append(row)
         return True
 
     def keep(self, kept):
+        codes = List.empty_list(types.Array(types.uint8, 1, "C"))
+        for k in kept:
+            codes.append(self.codes[k])
+        self.codes = codes
         for position in range(_first_gap(kept), kept.shape[0]):
-            self.codes[position] = self.codes[kept[position]]
             self.levels[position] = self.levels[kept[position]]
-        self.K = kept.shape[0]
 
     def combination(self, weights):
         active = np.flatnonzero(weights)
-        return _combination(self.codes, self.levels, active, weights[active])
+        return _combination(self.codes, self.levels, active, weights[active], self.n)
 
     def dots(self, u, count):
         return _dots(self.codes, self.levels, count, np.ascontiguousarray(u, dtype=np.float64))
@@ -149,18 +157,18 @@ def _encode(coef, codes, levels):
 
 
 @njit(cache=True)
-def _combination(codes, levels, active, weights):
-    n = codes.shape[1]
+def _combination(codes, levels, active, weights, n):
     out = np.zeros(n)
     table = np.empty(256)
     for start in range(0, n, _BLOCK):
         stop = min(start + _BLOCK, n)
         for a in range(active.shape[0]):
             k = active[a]
+            row = codes[k]
             for c in range(256):
                 table[c] = weights[a] * levels[k, c]
             for i in range(start, stop):
-                out[i] += table[codes[k, i]]
+                out[i] += table[row[i]]
     return out
 
 
@@ -168,9 +176,10 @@ def _combination(codes, levels, active, weights):
 def _dots(codes, levels, K, u):
     out = np.zeros(K)
     for k in range(K):
+        row = codes[k]
         acc = 0.0
         for i in range(u.shape[0]):
-            acc += levels[k, codes[k, i]] * u[i]
+            acc += levels[k, row[i]] * u[i]
         out[k] = acc
     return out
 
@@ -179,9 +188,10 @@ def _dots(codes, levels, K, u):
 def _column_products(codes, levels, K, indptr, indices, data):
     out = np.zeros((K, indptr.shape[0] - 1))
     for k in range(K):
+        row = codes[k]
         for j in range(indptr.shape[0] - 1):
             acc = 0.0
             for p in range(indptr[j], indptr[j + 1]):
-                acc += data[p] * levels[k, codes[k, indices[p]]]
+                acc += data[p] * levels[k, row[indices[p]]]
             out[k, j] = acc
     return out

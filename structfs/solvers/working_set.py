@@ -166,7 +166,9 @@ class WorkingSet:
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
-        return self.C * self.planes.combination(self.abar)
+        beta = self.planes.combination(self.abar)
+        beta *= self.C                        # in place: an n-vector at large n
+        return beta
 
 
 def _grow_gram(G, row, diag):
