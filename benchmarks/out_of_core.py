@@ -109,7 +109,8 @@ def fit(args):
           f"{args.budget} | {clf.n_outer_} | {seconds:.1f} | {peak:.2f} | {passes} | {clf.n_iter_} | "
           f"{seconds / max(clf.n_iter_, 1):.3f} | {clock['seconds'] / seconds:.0%} | {len(sel)} | "
           f"{np.isin(sel, informative).mean():.0%} |")
-    print(f"objective {clf.objective_:.8g}, stop {clf.stop_}")
+    print(f"objective {clf.objective_:.8g}, stop {clf.stop_}, most live planes "
+          f"{max(rec['planes'] for rec in clf.history_)}")
 
 
 def main():

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from .data import _matvec, _matvec_t
+from .data import _matvec
 
 
 _STALL = 25   # iterations without any increase of the master value that count as a stall
@@ -121,6 +121,7 @@ def line_search(best, cand, y, loss, C, max_evals=3):
             f, g, answer = seg.trial(t, y, loss)
             if f < top_f:
                 top_t, top_f, top = t, f, answer
+            answer = None              # only the best trial's coefficients (an n-vector) are kept
             if g < 0:
                 lo, f_lo, g0 = t, f, g
             else:
@@ -162,11 +163,10 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
         t0 = time.perf_counter()
         # The master needs to be accurate to a small fraction of the gap we stop at, no more.
         sol = ws.solve_master(qp_tol=1e-3 * C * tol)
-        beta = ws.beta()
         d = cache.weights(ws)
-        w = d * _matvec_t(cache.X, beta)
-        w_b = bias * beta.sum()
-        del beta                       # an n-vector: not kept through the iteration
+        direction, beta_sum = ws.direction_on(cache)
+        w = d * direction
+        w_b = bias * beta_sum
         scores = _matvec(cache.X, w)
         scores += bias * w_b
         master_point = _Point(w, d, w_b, scores)

@@ -182,6 +182,7 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
     coef, delta = loss.oracle(y, np.zeros(n))     # most violated output at w = 0
     state.record(np.zeros(0), 0.0, delta, cache.cols)
     ws.add_plane(coef, delta)
+    del coef                                      # stored in the working set; an n-vector
 
     def callback(rec):
         if budget is None:   # one group of every feature: the master value is a global bound
@@ -251,6 +252,7 @@ def _generate_groups(X, y, loss, C, ws, cache, state, inner_kw, *, budget, tol, 
         full = False
         if max_features is not None:
             top, full = _fit_cap(top, cache.cols, c, max_features)
+        del c                      # one value per column (3e7 for kddb): not kept while the cache grows
         cache.extend(top)
         # sparse columns: the group reads them from the cache (compiled per-column sums, the same
         # whichever slice); dense ones keep their BLAS products on the group's own slice

@@ -39,6 +39,7 @@ class WorkingSet:
         self.bias = bias
         self.C = C
         # coef_k of the live planes; coded (1 byte per example) for data on disk or on a cluster
+        self.coded = coded
         self.planes = CodedPlanes(n_samples) if coded else DensePlanes(n_samples)
         self.delta = np.zeros(0)
         self.age = np.zeros(0, dtype=np.int64)
@@ -163,6 +164,24 @@ class WorkingSet:
             return
         self.groups = [g for g, k in zip(self.groups, keep) if k]
         self.mu = normalise_weights(self.mu[np.array(keep)])
+
+    def direction_on(self, cache):
+        """(X_U' beta, sum_i beta_i) on the cache's columns U, beta as in :meth:`beta`.
+
+        For data on disk or on a cluster (coded planes, n large) from the planes' values on the groups:
+        X_t' beta = sum_k alpha_k X_t' coef_k, one K x |t| product per group instead of forming beta
+        (a pass over the K planes' n codes) and multiplying it into the cache's columns -- a third of
+        the time of a plane at 2e6 rows. The same numbers summed in another order, so this is kept to
+        the coded store (in-memory fits stay bit for bit what they were). Columns outside every group
+        get 0: they have no weight (d = 0) in the restricted problem."""
+        if self.coded and all(g.keep_values for g in self.groups):
+            alpha = self.C * self.abar
+            out = np.zeros(cache.cols.shape[0])
+            for g in self.groups:
+                out[np.searchsorted(cache.cols, g.cols)] = alpha @ g.values
+            return out, float(alpha @ self.coef_sum)
+        beta = self.beta()
+        return _matvec_t(cache.X, beta), beta.sum()
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
