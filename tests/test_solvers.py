@@ -331,10 +331,11 @@ def test_coded_planes_hold_the_oracles_planes_as_the_dense_store(loss_name):
     from structfs.solvers.plane_store import CodedPlanes, DensePlanes
 
     rng = np.random.default_rng(0)
-    n = 5000
+    n = 5001                                            # not a multiple of 4: a partly filled last byte
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)
     loss = get_loss(loss_name)
     planes = [loss.oracle(y, rng.normal(size=n) + y * rng.random())[0] for _ in range(20)]
+    planes[3] = rng.integers(0, 9, size=n) * 0.5        # 9 values: one byte per example, beside 2-bit rows
     dense, coded = DensePlanes(n), CodedPlanes(n)
     went_dense = False
     for coef in planes:
@@ -343,6 +344,9 @@ def test_coded_planes_hold_the_oracles_planes_as_the_dense_store(loss_name):
             coded, went_dense = coded.to_dense(), True
             assert coded.append(coef)
     assert went_dense == (loss_name == "auc")
+    if not went_dense:                     # the oracles' planes (<= 4 values) pack four examples to a byte
+        assert coded.bits[3] == 8 and all(coded.bits[k] == 2 for k in range(20) if k != 3)
+        assert coded.codes[0].nbytes == (n + 3) // 4
     keep = np.flatnonzero(rng.random(20) < 0.6)
     dense.keep(keep)
     coded.keep(keep)

@@ -5,10 +5,11 @@ The working set needs four things of them: to add and drop rows, the combination
 large n they are the biggest thing a fit holds (41 live planes x n doubles: 6.6 GB at n = 2e7).
 
 * :class:`DensePlanes`: float64 rows, BLAS products (in-memory data).
-* :class:`CodedPlanes`: one byte per example and plane plus each plane's table of distinct values.
+* :class:`CodedPlanes`: a code per example and plane plus each plane's table of distinct values.
   The oracles of the contingency losses give every example one of a few values (error: 0 and
-  +-100/n; F1, Prec@k: three), so the codes hold the coefficients exactly in 1/8 of the memory; the
-  products are compiled loops over the codes. A plane with more than 255 distinct values (ROC area,
+  +-100/n; F1, Prec@k: three), so the codes hold the coefficients exactly: two bits per example when
+  a plane has at most four values (1/32 of the float64 memory), else one byte; the products are
+  compiled loops over the codes. A plane with more than 255 distinct values (ROC area,
   AP) turns the store dense. Used for data on disk or on a cluster, where n is large.
 
 The two agree up to the order of floating-point sums (tests/test_solvers.py).
@@ -75,10 +76,12 @@ class DensePlanes:
 class CodedPlanes:
     def __init__(self, n_samples):
         self.n = n_samples
-        # One code row per live plane, each its own buffer: a new plane allocates n bytes and a dropped
-        # one frees them. (A K x n block grown by doubling copied every row beside the old block --
-        # 1.3 GB at once at n = 2e7 -- and kept the highest row ever written resident.)
+        # One code row per live plane, each its own buffer: a new plane allocates its row and a dropped
+        # one frees it. (A K x n block grown by doubling copied every row beside the old block --
+        # 1.3 GB at once at n = 2e7 -- and kept the highest row ever written resident.) A plane with at
+        # most 4 values -- error and F1 planes have 3 -- packs four codes per byte (n/4 bytes).
         self.codes = List.empty_list(types.Array(types.uint8, 1, "C"))
+        self.bits = np.zeros(16, dtype=np.int64)   # 2 or 8 bits per code, per plane
         self.levels = np.zeros((16, 256))          # plane k's coefficient with code c: levels[k, c]
 
     @property
@@ -90,10 +93,15 @@ class CodedPlanes:
         if K == self.levels.shape[0]:
             levels = np.zeros((2 * K, 256))
             levels[:K] = self.levels
-            self.levels = levels
+            self.levels, self.bits = levels, np.concatenate((self.bits, np.zeros(K, dtype=np.int64)))
         row = np.empty(self.n, dtype=np.uint8)
-        if not _encode(np.ascontiguousarray(coef, dtype=np.float64), row, self.levels[K]):
+        n_levels = _encode(np.ascontiguousarray(coef, dtype=np.float64), row, self.levels[K])
+        if n_levels < 0:
             return False
+        if n_levels <= 4:
+            row, self.bits[K] = _pack2(row), 2
+        else:
+            self.bits[K] = 8
         self.codes.append(row)
         return True
 
@@ -104,23 +112,25 @@ class CodedPlanes:
         self.codes = codes
         for position in range(_first_gap(kept), kept.shape[0]):
             self.levels[position] = self.levels[kept[position]]
+            self.bits[position] = self.bits[kept[position]]
 
     def combination(self, weights):
         active = np.flatnonzero(weights)
-        return _combination(self.codes, self.levels, active, weights[active], self.n)
+        return _combination(self.codes, self.bits, self.levels, active, weights[active], self.n)
 
     def dots(self, u, count):
-        return _dots(self.codes, self.levels, count, np.ascontiguousarray(u, dtype=np.float64))
+        return _dots(self.codes, self.bits, self.levels, count, np.ascontiguousarray(u, dtype=np.float64))
 
     def column_products(self, X_cols):
         X_cols = sp.csc_matrix(X_cols, dtype=np.float64)
-        return _column_products(self.codes, self.levels, self.K, X_cols.indptr, X_cols.indices, X_cols.data)
+        return _column_products(self.codes, self.bits, self.levels, self.K, X_cols.indptr, X_cols.indices,
+                                X_cols.data)
 
     def to_dense(self):
         """The same planes as a :class:`DensePlanes`."""
         dense = DensePlanes(self.n)
         for k in range(self.K):
-            dense.append(self.levels[k][self.codes[k]])
+            dense.append(self.levels[k][_unpacked(self.codes[k], self.bits[k], self.n)])
         return dense
 
 
@@ -132,7 +142,8 @@ def _first_gap(kept):
 
 @njit(cache=True)
 def _encode(coef, codes, levels):
-    """codes/levels of one plane (levels in order of first appearance); False past 255 values."""
+    """codes/levels of one plane (levels in order of first appearance); the number of levels, or -1
+    past 255 values."""
     n_levels = 0
     last_value, last_code = np.nan, 0
     for i in range(coef.shape[0]):
@@ -147,17 +158,41 @@ def _encode(coef, codes, levels):
                 break
         if code < 0:
             if n_levels == 255 or value != value:
-                return False
+                return -1
             levels[n_levels] = value
             code = n_levels
             n_levels += 1
         codes[i] = code
         last_value, last_code = value, code
-    return True
+    return n_levels
 
 
 @njit(cache=True)
-def _combination(codes, levels, active, weights, n):
+def _pack2(codes):
+    """Codes below 4, four to a byte: example i in bits 2 (i % 4) of byte i // 4."""
+    out = np.zeros((codes.shape[0] + 3) // 4, dtype=np.uint8)
+    for i in range(codes.shape[0]):
+        out[i >> 2] |= np.uint8(codes[i] << ((i & 3) << 1))
+    return out
+
+
+@njit(cache=True, inline="always")
+def _code(row, bits, i):
+    if bits == 2:
+        return (row[i >> 2] >> ((i & 3) << 1)) & 3
+    return row[i]
+
+
+@njit(cache=True)
+def _unpacked(row, bits, n):
+    out = np.empty(n, dtype=np.uint8)
+    for i in range(n):
+        out[i] = _code(row, bits, i)
+    return out
+
+
+@njit(cache=True)
+def _combination(codes, bits, levels, active, weights, n):
     out = np.zeros(n)
     table = np.empty(256)
     for start in range(0, n, _BLOCK):
@@ -167,31 +202,39 @@ def _combination(codes, levels, active, weights, n):
             row = codes[k]
             for c in range(256):
                 table[c] = weights[a] * levels[k, c]
-            for i in range(start, stop):
-                out[i] += table[row[i]]
+            if bits[k] == 2:
+                for i in range(start, stop):
+                    out[i] += table[(row[i >> 2] >> ((i & 3) << 1)) & 3]
+            else:
+                for i in range(start, stop):
+                    out[i] += table[row[i]]
     return out
 
 
 @njit(cache=True)
-def _dots(codes, levels, K, u):
+def _dots(codes, bits, levels, K, u):
     out = np.zeros(K)
     for k in range(K):
         row = codes[k]
         acc = 0.0
-        for i in range(u.shape[0]):
-            acc += levels[k, row[i]] * u[i]
+        if bits[k] == 2:
+            for i in range(u.shape[0]):
+                acc += levels[k, (row[i >> 2] >> ((i & 3) << 1)) & 3] * u[i]
+        else:
+            for i in range(u.shape[0]):
+                acc += levels[k, row[i]] * u[i]
         out[k] = acc
     return out
 
 
 @njit(cache=True)
-def _column_products(codes, levels, K, indptr, indices, data):
+def _column_products(codes, bits, levels, K, indptr, indices, data):
     out = np.zeros((K, indptr.shape[0] - 1))
     for k in range(K):
-        row = codes[k]
+        row, b = codes[k], bits[k]
         for j in range(indptr.shape[0] - 1):
             acc = 0.0
             for p in range(indptr[j], indptr[j + 1]):
-                acc += data[p] * levels[k, row[indices[p]]]
+                acc += data[p] * levels[k, _code(row, b, indices[p])]
             out[k, j] = acc
     return out
