@@ -97,10 +97,10 @@ def fit(args):
     t0 = time.perf_counter()
     clf.fit(X, y)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9   # ru_maxrss is in KiB
     sel = clf.selected_features_
     passes = getattr(X, "passes", "-")
-    print("| rows | index space | nonzeros | where | loss | B | groups | fit s | peak RSS GB | passes | planes | "
+    print("| rows | index space | nonzeros | where | loss | B | groups | fit s | peak RSS GB (10^9 B) | passes | planes | "
           "s per plane | oracle share | selected | informative share |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     nnz = ShardedMatrix(args.dir).nnz
@@ -131,7 +131,7 @@ def main():
     if args.command == "generate":
         t0 = time.perf_counter()
         generate(args.dir, args.n, args.features, args.per_row, args.rows_per_shard)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
         print(f"wrote {args.n:,} rows x {args.features:,} indices to {args.dir} in {time.perf_counter() - t0:.0f} s "
               f"(peak RSS {peak:.2f} GB)")
     else:

@@ -58,7 +58,7 @@ def main():
         clf = StructSVM(loss=args.loss, C=args.C, budget=args.budget, max_iter=args.max_iter,
                         max_outer=args.max_outer).fit(X, y)
     seconds = time.perf_counter() - t0
-    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9   # ru_maxrss is in KiB
     sel = clf.selected_features_
     print("| n | features | nnz | B | fit s | peak GB | selected | informative share | train F1 | groups | planes |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
