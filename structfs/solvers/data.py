@@ -169,7 +169,7 @@ class ColumnCache:
 
     def _merge(self, block, order):
         """The cache's CSC and ``block``'s columns in the merged ``order``, in the cache's own buffers
-        grown in place: the cache is the largest thing a large fit holds (100 columns of 10^6 entries
+        grown and then filled in place: the cache is the largest thing a large fit holds (100 columns of 10^6 entries
         at 2e7 rows, 1.2 GB), and stacking then reordering held it three times over."""
         old = sp.csc_matrix(self.X, dtype=np.float64)
         n_old = old.shape[1]
@@ -203,8 +203,9 @@ class ColumnCache:
 
 
 def _grown(a, size):
-    """``a`` with room for ``size`` entries, in place when it owns its buffer (realloc: a large
-    buffer grows by remapping its pages, not by a copy beside the original)."""
+    """``a`` with room for ``size`` entries (NumPy's resize when ``a`` owns its buffer). The old and
+    the new buffer still coexist while the entries are copied -- NumPy 2.4's resize does not reach
+    glibc's page-remapping realloc -- so growing costs old + new, not three copies of the cache."""
     if a.flags.owndata and a.flags.c_contiguous:
         a.resize(size, refcheck=False)
         return a
