@@ -359,3 +359,28 @@ def test_coded_planes_hold_the_oracles_planes_as_the_dense_store(loss_name):
     assert np.allclose(coded.column_products(X), dense.column_products(X), rtol=1e-12, atol=1e-15)
     stored = coded if went_dense else coded.to_dense()          # the codes hold the coefficients exactly
     assert np.array_equal(stored.coef, np.array(planes)[keep])
+
+
+def test_column_cache_grows_to_the_sorted_slice_exactly():
+    """Columns added in steps (new ones before, between and after the cached ones) are merged into the
+    cache's own buffers: the result is X[:, sorted columns] array for array, so products over the
+    cache keep their order of sums."""
+    import scipy.sparse as sp
+
+    from structfs.solvers.data import ColumnCache
+
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        n, m = int(rng.integers(1, 40)), int(rng.integers(2, 60))
+        X = sp.random(n, m, density=rng.uniform(0, 0.5), format="csc", random_state=trial)
+        cache, seen = ColumnCache(X), set()
+        for _ in range(5):
+            new = np.sort(rng.choice(m, size=int(rng.integers(1, min(m, 8) + 1)), replace=False))
+            cache.extend(new)
+            seen |= set(new.tolist())
+            cols = np.array(sorted(seen))
+            expected = X[:, cols]
+            assert np.array_equal(cache.cols, cols)
+            assert np.array_equal(cache.X.indptr, expected.indptr)
+            assert np.array_equal(cache.X.indices, expected.indices)
+            assert np.array_equal(cache.X.data, expected.data)

@@ -169,8 +169,8 @@ class ColumnCache:
 
     def _merge(self, block, order):
         """The cache's CSC and ``block``'s columns in the merged ``order``, in the cache's own buffers
-        grown and then filled in place: the cache is the largest thing a large fit holds (100 columns of 10^6 entries
-        at 2e7 rows, 1.2 GB), and stacking then reordering held it three times over."""
+        grown and then filled in place: the cache is the largest thing a large fit holds (100 columns
+        of 10^6 entries at 2e7 rows, 1.2 GB), and stacking then reordering held it three times over."""
         old = sp.csc_matrix(self.X, dtype=np.float64)
         n_old = old.shape[1]
         lengths = np.concatenate((np.diff(old.indptr), np.diff(block.indptr)))[order]
@@ -182,8 +182,10 @@ class ColumnCache:
         if self._data is None or self._indices.dtype != index_dtype:     # first columns: own buffers
             self._data, self._indices = old.data.copy(), old.indices.astype(index_dtype)
         self.X = old = None                   # no view of the buffers may outlive their move
-        self._data = _grown(self._data, total)
-        self._indices = _grown(self._indices, total)
+        # NumPy 2.4's resize copies into a new buffer (it does not reach glibc's page-remapping
+        # realloc): growing costs old + new, where stacking and reordering held three copies
+        self._data.resize(total, refcheck=False)
+        self._indices.resize(total, refcheck=False)
         _merge_columns_backward(old_indptr, self._data, self._indices, n_old, block.indptr.astype(np.int64),
                                 block.indices, block.data, order, indptr)
         self.X = sp.csc_matrix((self._data, self._indices, indptr.astype(index_dtype)),
@@ -200,18 +202,6 @@ class ColumnCache:
             if mu > 0:
                 d[np.searchsorted(self.cols, g.cols)] += mu
         return np.minimum(d, 1.0)
-
-
-def _grown(a, size):
-    """``a`` with room for ``size`` entries (NumPy's resize when ``a`` owns its buffer). The old and
-    the new buffer still coexist while the entries are copied -- NumPy 2.4's resize does not reach
-    glibc's page-remapping realloc -- so growing costs old + new, not three copies of the cache."""
-    if a.flags.owndata and a.flags.c_contiguous:
-        a.resize(size, refcheck=False)
-        return a
-    out = np.empty(size, dtype=a.dtype)
-    out[:a.shape[0]] = a
-    return out
 
 
 @njit(cache=True)

@@ -203,8 +203,8 @@ def _combination(codes, bits, levels, active, weights, n):
             for c in range(256):
                 table[c] = weights[a] * levels[k, c]
             if bits[k] == 2:
-                for i in range(start, stop):
-                    out[i] += table[(row[i >> 2] >> ((i & 3) << 1)) & 3]
+                for i in range(start, stop):      # the branch on bits outside the loop
+                    out[i] += table[_code(row, 2, i)]
             else:
                 for i in range(start, stop):
                     out[i] += table[row[i]]
@@ -219,7 +219,7 @@ def _dots(codes, bits, levels, K, u):
         acc = 0.0
         if bits[k] == 2:
             for i in range(u.shape[0]):
-                acc += levels[k, (row[i >> 2] >> ((i & 3) << 1)) & 3] * u[i]
+                acc += levels[k, _code(row, 2, i)] * u[i]
         else:
             for i in range(u.shape[0]):
                 acc += levels[k, row[i]] * u[i]
