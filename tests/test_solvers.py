@@ -323,7 +323,7 @@ def test_memory_follows_the_data_not_the_index_space(tmp_path):
 
 @pytest.mark.parametrize("loss_name", ["error", "f1", "prec@k", "auc"])
 def test_coded_planes_hold_the_oracles_planes_as_the_dense_store(loss_name):
-    """The 1-byte plane store (data on disk or on a cluster) gives the dense store's products up to
+    """The coded plane store (2 bits or 1 byte per example; data on disk or on a cluster) gives the dense store's products up to
     the order of sums, keeps the right planes when some are dropped, and turns dense when a plane has
     more than 255 distinct values (ROC area)."""
     import scipy.sparse as sp

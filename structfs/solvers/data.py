@@ -191,16 +191,20 @@ class ColumnCache:
         self.X = sp.csc_matrix((self._data, self._indices, indptr.astype(index_dtype)),
                                shape=(block.shape[0], lengths.shape[0]), copy=False)
 
+    def positions(self, cols):
+        """Where the cached columns ``cols`` (sorted) are in the cache."""
+        return np.searchsorted(self.cols, cols)
+
     def columns(self, cols):
         """X[:, cols] for cached columns ``cols``, from the cache."""
-        return self.X[:, np.searchsorted(self.cols, cols)]
+        return self.X[:, self.positions(cols)]
 
     def weights(self, ws):
         """d on the cache: d_j = sum of mu_t over the groups t holding column j."""
         d = np.zeros(self.cols.shape[0])
         for g, mu in zip(ws.groups, ws.mu):
             if mu > 0:
-                d[np.searchsorted(self.cols, g.cols)] += mu
+                d[self.positions(g.cols)] += mu
         return np.minimum(d, 1.0)
 
 

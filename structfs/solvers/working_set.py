@@ -2,8 +2,8 @@
 and the restricted master problem over them.
 
 A plane is stored by its per-example coefficients coef_k (Psi_k = X~' coef_k) so that it can be
-restricted to a group added later (``plane_store.py``: float64 rows, or one byte per example for data
-on disk or on a cluster); each group keeps its Gram matrix G_t, updated by one row per new plane.
+restricted to a group added later (``plane_store.py``: float64 rows, or codes of two bits or one byte
+per example for data on disk or on a cluster); each group keeps its Gram matrix G_t, updated by one row per new plane.
 """
 import numpy as np
 
@@ -38,7 +38,7 @@ class WorkingSet:
         self.master_solver = master_solver    # multi-group master solver: "ipm" or "ecos"
         self.bias = bias
         self.C = C
-        # coef_k of the live planes; coded (1 byte per example) for data on disk or on a cluster
+        # coef_k of the live planes; coded (2 bits or 1 byte per example) for data on disk or on a cluster
         self.coded = coded
         self.planes = CodedPlanes(n_samples) if coded else DensePlanes(n_samples)
         self.delta = np.zeros(0)
@@ -70,7 +70,7 @@ class WorkingSet:
                 if id(g.cache) not in on_cache:
                     on_cache[id(g.cache)] = _matvec_t(g.cache.X, coef)
                 # the same sums as on the group's slice: each column's entries in the same order
-                v = on_cache[id(g.cache)][np.searchsorted(g.cache.cols, g.cols)]
+                v = on_cache[id(g.cache)][g.cache.positions(g.cols)]
             if g.keep_values:
                 row = g.values @ v
                 g.values = np.vstack([g.values, v[None, :]])
@@ -178,7 +178,7 @@ class WorkingSet:
             alpha = self.C * self.abar
             out = np.zeros(cache.cols.shape[0])
             for g in self.groups:
-                out[np.searchsorted(cache.cols, g.cols)] = alpha @ g.values
+                out[cache.positions(g.cols)] = alpha @ g.values
             return out, float(alpha @ self.coef_sum)
         beta = self.beta()
         return _matvec_t(cache.X, beta), beta.sum()
