@@ -25,6 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import StratifiedShuffleSplit
 
+import structfs.model_selection as model_selection
 from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
@@ -33,6 +34,55 @@ from structfs.model_selection import fold_path, path_smoothed_scores
 
 from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
 from mil import DATASETS, load_splits, miles_baseline  # noqa: E402
+
+
+class TableRecorder:
+    """Records the validation confusion table (TP, FP, FN, TN at the sign) of every path point that
+    ``StructSVMCV.search`` scores, per (fold, cell) task, so that ``analyze`` can replay rules that
+    pool the folds' tables (Forman & Scholz 2010) instead of averaging the folds' F1.
+
+    It wraps ``model_selection.fold_path`` (search runs its tasks in order with n_jobs=None) and the
+    default scorer (the loss's F1: ``loss.score`` of the decision values, so the recorded F1 are the
+    shipped ones bit for bit)."""
+
+    def __init__(self):
+        self.tasks = []
+
+    def __enter__(self):
+        self._fold_path = model_selection.fold_path
+
+        def recorded(X, y, classes, train, test, loss, C, budget, scorer, *args):
+            points = []
+
+            def counting(est, X_te, y_te):
+                s = est.decision_function(X_te)
+                pos, pred = np.asarray(y_te) == est.classes_[1], s > 0
+                points.append([int(np.sum(pos & pred)), int(np.sum(~pos & pred)), int(np.sum(pos & ~pred)),
+                               int(np.sum(~pos & ~pred))])
+                return scorer(est, X_te, y_te)
+
+            out = self._fold_path(X, y, classes, train, test, loss, C, budget, counting, *args)
+            self.tasks.append(points)
+            return out
+
+        model_selection.fold_path = recorded
+        return self
+
+    def __exit__(self, *exc):
+        model_selection.fold_path = self._fold_path
+
+    def per_candidate(self, table, n_folds):
+        """Per candidate of ``table`` (grid_results' order), the folds' tables: a fold whose path ended
+        earlier keeps its last point, as grid_results does with the scores."""
+        n_cells = len(self.tasks) // n_folds
+        out = []
+        for c in range(n_cells):
+            runs = [self.tasks[f * n_cells + c] for f in range(n_folds)]
+            for k in range(max(len(r) for r in runs)):
+                out.append([r[min(k, len(r) - 1)] for r in runs])
+        assert len(out) == len(table["C"]), (len(out), len(table["C"]))
+        self.tasks = []
+        return out
 
 
 def test_paths(cv, X, y, n_train, table):
@@ -50,14 +100,17 @@ def test_paths(cv, X, y, n_train, table):
     return out
 
 
-def rows_of(table, paths, sigma=None):
-    """One record per candidate: fold scores, mean features, and its test score/features."""
+def rows_of(table, paths, sigma=None, tables=None):
+    """One record per candidate: fold scores (and the folds' confusion tables), mean features, and its
+    test score/features."""
     rows = []
     for i, (C, B, k) in enumerate(zip(table["C"], table["budget"], table["n_groups"])):
         scores, n_feat = paths[(C, B)]
         j = min((k or 1) - 1, len(scores) - 1)
         rows.append(dict(sigma=sigma, C=C, budget=B, n_groups=k, folds=list(map(float, table["scores"][i])),
                          n_features=float(table["n_features"][i]), test=scores[j], test_features=n_feat[j]))
+        if tables is not None:
+            rows[-1]["tables"] = tables[i]
     return rows
 
 
@@ -79,9 +132,11 @@ def collect_mil(args, out):
             rows = []
             for factor in SIGMA_FACTORS:
                 sigma = emb.sigma_ * factor
-                table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns)
+                with TableRecorder() as recorder:
+                    table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns)
+                tables = recorder.per_candidate(table, len(folds))
                 paths = test_paths(cv, np.exp(-D_all / (2 * sigma ** 2)), y_all, len(tr), table)
-                rows += rows_of(table, paths, factor)
+                rows += rows_of(table, paths, factor, tables)
             rec = dict(kind="mil", data=name, split=split, baselines={"MILES+L1": base}, rows=rows,
                        seconds=time.perf_counter() - t0)
             out.write(json.dumps(rec) + "\n")
@@ -97,9 +152,12 @@ def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
             for m, (est, _) in linear_baselines(Xtr, ytr).items()}
     cv = StructSVMCV(loss="f1", **cv_params)
     classes = np.unique(ytr)
-    table = cv.search(Xtr, ytr, classes, cv._folds(Xtr, ytr))
+    folds = cv._folds(Xtr, ytr)
+    with TableRecorder() as recorder:
+        table = cv.search(Xtr, ytr, classes, folds)
+    tables = recorder.per_candidate(table, len(folds))
     paths = test_paths(cv, sp.vstack([Xtr, Xte]).tocsr(), np.concatenate([ytr, yte]), Xtr.shape[0], table)
-    rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths),
+    rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths, tables=tables),
                seconds=time.perf_counter() - t0, **key)
     out.write(json.dumps(rec) + "\n")
     out.flush()
