@@ -334,6 +334,36 @@ def rule_smooth_over_C(rows):
     return _argmax(rows, score)
 
 
+def _pooled(rows):
+    """F1 of the folds' confusion tables summed (Forman & Scholz 2010: with few positives per fold the
+    mean of the folds' F1 is biased and noisy; the pooled table counts every validation example once)."""
+    a, b, c = (np.array([sum(t[j] for t in r["tables"]) for r in rows], dtype=float) for j in range(3))
+    return np.divide(200.0 * a, 2.0 * a + b + c, out=np.zeros_like(a), where=a > 0)
+
+
+def rule_pooled_max(rows):
+    return _argmax(rows, _pooled(rows))
+
+
+def rule_pooled_smooth(rows):
+    """The shipped path smoothing applied to the pooled F1 instead of the mean of the folds' F1."""
+    table = {"scores": [[p] for p in _pooled(rows)], "C": [r["C"] for r in rows],
+             "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
+    return _argmax(rows, path_smoothed_scores(table))
+
+
+def _wider_grid(below, above):
+    """The shipped rule with the extra C / n values of merged records (analyze file2 ...) below and/or
+    above the default grid added to it."""
+    def rule(rows):
+        base = [r["C"] for r in rows if not r.get("extra")]
+        lo, hi = min(base), max(base)
+        idx = [i for i, r in enumerate(rows)
+               if not r.get("extra") or (below and r["C"] < lo) or (above and r["C"] > hi)]
+        return idx[rule_smooth([rows[i] for i in idx])]
+    return rule
+
+
 RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, shrinking ends)": rule_smooth_shrink,
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer, "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
@@ -341,26 +371,40 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth, C/n in {0.3, 3}": _c_subset({0, 2}), "smooth, C/n in {0.3, 1, 3}": _c_subset({0, 1, 2}),
          "smooth, C/n = 1 only": _c_subset({1}), "smooth, C/n = 3 only": _c_subset({2}),
          "smooth, n_iter_no_change=4": _early_stop(4), "smooth, n_iter_no_change=3": _early_stop(3),
-         "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C}
+         "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
+         # tenth session: the folds' confusion tables pooled (records with "tables")
+         "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth}
+# rules that also see the rows of merged records (other C / n values); the RULES see the default grid's
+GRID_RULES = {"smooth, C/n from 0.1": _wider_grid(True, False), "smooth, C/n up to 30": _wider_grid(False, True),
+              "smooth, C/n 0.1 to 30": _wider_grid(True, True)}
 
 
 def analyze(paths):
-    recs = [json.loads(line) for p in paths for line in open(p)]
-    by_data = defaultdict(list)
-    for rec in recs:
-        by_data[rec["data"]].append(rec)
+    by_data, seen = defaultdict(list), {}
+    for p in paths:
+        for rec in map(json.loads, open(p)):
+            key = (rec["data"], rec.get("split"))
+            if key in seen:              # another grid's cells for the same problem: rows marked extra
+                seen[key]["rows"] += [dict(r, extra=True) for r in rec["rows"]]
+            else:
+                seen[key] = rec
+                by_data[rec["data"]].append(rec)
     for data, group in by_data.items():
         baselines = list(group[0]["baselines"])
         print(f"\n### {data} ({len(group)} problems)\n")
         print("| rule | test F1 | features | " + " | ".join(f"− {b} (± SE)" for b in baselines)
               + " | − max (± SE) | − smooth path, shipped (± SE) | oracle gap |")
         print("|---|---|---|" + "---|" * len(baselines) + "---|---|---|")
-        current = [rec["rows"][rule_max(rec["rows"])]["test"] for rec in group]
-        shipped = [rec["rows"][rule_smooth(rec["rows"])]["test"] for rec in group]
-        for name, rule in RULES.items():
+        base = [[r for r in rec["rows"] if not r.get("extra")] for rec in group]
+        current = [rows[rule_max(rows)]["test"] for rows in base]
+        shipped = [rows[rule_smooth(rows)]["test"] for rows in base]
+        merged = any(r.get("extra") for rec in group for r in rec["rows"])
+        for name, rule in {**RULES, **(GRID_RULES if merged else {})}.items():
+            if name.startswith("pooled") and "tables" not in group[0]["rows"][0]:
+                continue
             f, n, d, gap = [], [], defaultdict(list), []
             for rec in group:
-                rows = rec["rows"]
+                rows = rec["rows"] if name in GRID_RULES else [r for r in rec["rows"] if not r.get("extra")]
                 r = rows[rule(rows)]
                 f.append(r["test"])
                 n.append(r["test_features"])
@@ -387,9 +431,16 @@ def main():
     parser.add_argument("--splits", type=int, default=10)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--out", default=None, help="collect: output file (default /tmp/sel_<what>.jsonl)")
+    parser.add_argument("--c-per-sample", type=float, nargs="+", default=None,
+                        help="collect: the C / n grid instead of StructSVMCV's default (cells are independent, "
+                             "so records of other C / n values for the same problems merge: analyze joins "
+                             "the rows of every file for the same problem, marking those of files other "
+                             "than the first as 'extra')")
     args = parser.parse_args()
     if args.command == "analyze":
         return analyze(args.what)
+    if args.c_per_sample:
+        model_selection.DEFAULT_C_PER_SAMPLE = tuple(args.c_per_sample)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for what in args.what:
