@@ -122,7 +122,7 @@ def collect_mil(args, out):
             emb = MILESEmbedding().fit(tr)
             l1 = miles_baseline(emb.transform(tr), y_tr)
             base = (f1(y_te, l1.decision_function(emb.transform(te))), int(np.count_nonzero(l1.best_estimator_.coef_)))
-            cv = StructSVMCV(loss="f1", budgets=MIL_BUDGETS)
+            cv = StructSVMCV(loss="f1", budgets=MIL_BUDGETS, cv=args.cv)
             D = emb.min_sq_distances(tr)
             D_all = np.vstack([D, emb.min_sq_distances(te)])
             y_all = np.concatenate([y_tr, y_te])
@@ -171,8 +171,8 @@ def collect_sms(args, out):
     splitter = StratifiedShuffleSplit(n_splits=args.splits, test_size=0.3, random_state=0)
     for split, (tr, te) in enumerate(splitter.split(texts, y)):
         vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
-        collect_text("sms", vec.fit_transform(texts[tr]), y[tr], vec.transform(texts[te]), y[te], out, {},
-                     split=split)
+        collect_text("sms", vec.fit_transform(texts[tr]), y[tr], vec.transform(texts[te]), y[te], out,
+                     dict(cv=args.cv), split=split)
 
 
 def collect_r8(args, out):
@@ -181,7 +181,7 @@ def collect_r8(args, out):
     Xtr, Xte = vec.fit_transform(xtr), vec.transform(xte)
     for topic in sorted(set(ytr)):
         collect_text("r8", Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int), out,
-                     dict(max_features=100), split=topic)
+                     dict(max_features=100, cv=args.cv), split=topic)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -431,6 +431,7 @@ def main():
     parser.add_argument("--splits", type=int, default=10)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--out", default=None, help="collect: output file (default /tmp/sel_<what>.jsonl)")
+    parser.add_argument("--cv", type=int, default=3, help="collect: inner folds (StructSVMCV's cv; default 3)")
     parser.add_argument("--c-per-sample", type=float, nargs="+", default=None,
                         help="collect: the C / n grid instead of StructSVMCV's default (cells are independent, "
                              "so records of other C / n values for the same problems merge: analyze joins "
