@@ -3,7 +3,8 @@
     python benchmarks/selection.py collect mil [--splits 10] [--out /tmp/sel_mil.jsonl]
     python benchmarks/selection.py collect sms [--splits 5]
     python benchmarks/selection.py collect r8
-    python benchmarks/selection.py analyze /tmp/sel_*.jsonl
+    python benchmarks/selection.py analyze /tmp/sel_*.jsonl [/tmp/other_C_grid_*.jsonl]
+    python benchmarks/selection.py compare /tmp/sel_r8.jsonl /tmp/sel_r8_cv5.jsonl
 
 ``collect`` runs the default search of ``MILESClassifier()`` / ``StructSVMCV(loss="f1")`` (R8:
 ``max_features=100``) on each problem (MIL and SMS: the seeded splits of benchmarks/cv.py; R8: the 8
@@ -423,10 +424,30 @@ def analyze(paths):
                                          f"{np.mean([r['baselines'][b][1] for r in group]):.1f}" for b in baselines) + " |")
 
 
+def compare(first, second):
+    """The shipped rule's test F1 on the records of ``second`` minus on those of ``first``, paired by
+    problem (e.g. the same problems collected with --cv 5 and with the default 3 folds)."""
+    def load(path):
+        return {(r["data"], str(r.get("split"))): r for r in map(json.loads, open(path))}
+
+    a, b = load(first), load(second)
+    diffs = defaultdict(list)
+    for key in a.keys() & b.keys():
+        picked = [rec["rows"][rule_smooth(rec["rows"])] for rec in (a[key], b[key])]
+        diffs[key[0]].append((picked[1]["test"] - picked[0]["test"], picked[1]["test_features"] - picked[0]["test_features"]))
+    print(f"| data set | problems | test F1, {second} − {first} (± SE) | features |")
+    print("|---|---|---|---|")
+    for data, d in diffs.items():
+        d = np.array(d)
+        se = d[:, 0].std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
+        print(f"| {data} | {len(d)} | {d[:, 0].mean():+.2f} ± {se:.2f} | {d[:, 1].mean():+.1f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["collect", "analyze"])
-    parser.add_argument("what", nargs="+", help="collect: mil, sms or r8; analyze: JSON-lines files")
+    parser.add_argument("command", choices=["collect", "analyze", "compare"])
+    parser.add_argument("what", nargs="+", help="collect: mil, sms or r8; analyze: JSON-lines files; compare: "
+                                                 "two JSON-lines files of the same problems")
     parser.add_argument("--data", default=None, help="data directory (default: $STRUCTFS_DATA)")
     parser.add_argument("--splits", type=int, default=10)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
@@ -440,6 +461,8 @@ def main():
     args = parser.parse_args()
     if args.command == "analyze":
         return analyze(args.what)
+    if args.command == "compare":
+        return compare(*args.what)
     if args.c_per_sample:
         model_selection.DEFAULT_C_PER_SAMPLE = tuple(args.c_per_sample)
     with warnings.catch_warnings():
