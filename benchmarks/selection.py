@@ -31,7 +31,7 @@ from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MIL_BUDGETS, MILESEmbedding, SIGMA_FACTORS
-from structfs.model_selection import fold_path, path_smoothed_scores
+from structfs.model_selection import fold_path, grid_results, path_smoothed_scores
 
 from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
 from mil import DATASETS, load_splits, miles_baseline  # noqa: E402
@@ -73,14 +73,11 @@ class TableRecorder:
         model_selection.fold_path = self._fold_path
 
     def per_candidate(self, table, n_folds):
-        """Per candidate of ``table`` (grid_results' order), the folds' tables: a fold whose path ended
-        earlier keeps its last point, as grid_results does with the scores."""
-        n_cells = len(self.tasks) // n_folds
-        out = []
-        for c in range(n_cells):
-            runs = [self.tasks[f * n_cells + c] for f in range(n_folds)]
-            for k in range(max(len(r) for r in runs)):
-                out.append([r[min(k, len(r) - 1)] for r in runs])
+        """Per candidate of ``table``, the folds' tables: the recorded paths go through grid_results in
+        place of the scores, so a fold whose path ended earlier keeps its last point exactly as there."""
+        outputs = [(np.array(points), np.zeros(len(points)), 0.0) for points in self.tasks]
+        cells = [(None, None)] * (len(self.tasks) // n_folds)
+        out = [[t.tolist() for t in folds] for folds in grid_results(cells, outputs, n_folds)["scores"]]
         assert len(out) == len(table["C"]), (len(out), len(table["C"]))
         self.tasks = []
         return out
