@@ -120,7 +120,7 @@ def collect_mil(args, out):
             emb = MILESEmbedding().fit(tr)
             l1 = miles_baseline(emb.transform(tr), y_tr)
             base = (f1(y_te, l1.decision_function(emb.transform(te))), int(np.count_nonzero(l1.best_estimator_.coef_)))
-            cv = StructSVMCV(loss="f1", budgets=MIL_BUDGETS, cv=args.cv)
+            cv = StructSVMCV(loss="f1", budgets=args.budgets or MIL_BUDGETS, cv=args.cv)
             D = emb.min_sq_distances(tr)
             D_all = np.vstack([D, emb.min_sq_distances(te)])
             y_all = np.concatenate([y_tr, y_te])
@@ -350,14 +350,17 @@ def rule_pooled_smooth(rows):
     return _argmax(rows, path_smoothed_scores(table))
 
 
-def _wider_grid(below, above):
-    """The shipped rule with the extra C / n values of merged records (analyze file2 ...) below and/or
-    above the default grid added to it."""
+def _merged(include, with_default=True):
+    """The shipped rule on the default grid's rows (unless ``with_default`` is False) and the rows of
+    merged records (analyze file2 ..., "extra") for which ``include(row, lowest C, highest C)`` holds,
+    the C range being the default grid's."""
     def rule(rows):
-        base = [r["C"] for r in rows if not r.get("extra")]
-        lo, hi = min(base), max(base)
-        idx = [i for i, r in enumerate(rows)
-               if not r.get("extra") or (below and r["C"] < lo) or (above and r["C"] > hi)]
+        default = [r["C"] for r in rows if not r.get("extra")]
+        lo, hi = min(default), max(default)
+        extra = [i for i, r in enumerate(rows) if r.get("extra") and include(r, lo, hi)]
+        if not extra:
+            return None                                  # those rows were not collected for this problem
+        idx = sorted(extra + ([i for i, r in enumerate(rows) if not r.get("extra")] if with_default else []))
         return idx[rule_smooth([rows[i] for i in idx])]
     return rule
 
@@ -372,9 +375,13 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
          # tenth session: the folds' confusion tables pooled (records with "tables")
          "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth}
-# rules that also see the rows of merged records (other C / n values); the RULES see the default grid's
-GRID_RULES = {"smooth, C/n from 0.1": _wider_grid(True, False), "smooth, C/n up to 30": _wider_grid(False, True),
-              "smooth, C/n 0.1 to 30": _wider_grid(True, True)}
+# rules that also see the rows of merged records (other C / n values or budgets; skipped where those
+# were not collected); the RULES see the default grid's
+GRID_RULES = {"smooth, C/n from 0.1": _merged(lambda r, lo, hi: r["C"] < lo),
+              "smooth, C/n up to 30": _merged(lambda r, lo, hi: r["C"] > hi),
+              "smooth, C/n 0.1 to 30": _merged(lambda r, lo, hi: r["C"] < lo or r["C"] > hi),
+              "smooth, B in {3, 5}": _merged(lambda r, lo, hi: r["budget"] == 3),
+              "smooth, B = 3 only": _merged(lambda r, lo, hi: r["budget"] == 3, with_default=False)}
 
 
 def analyze(paths):
@@ -401,9 +408,12 @@ def analyze(paths):
             if name.startswith("pooled") and "tables" not in group[0]["rows"][0]:
                 continue
             f, n, d, gap = [], [], defaultdict(list), []
-            for rec in group:
-                rows = rec["rows"] if name in GRID_RULES else [r for r in rec["rows"] if not r.get("extra")]
-                r = rows[rule(rows)]
+            candidates = [rec["rows"] if name in GRID_RULES else rows for rec, rows in zip(group, base)]
+            picks = [rule(rows) for rows in candidates]
+            if None in picks:
+                continue
+            for rec, rows, pick in zip(group, candidates, picks):
+                r = rows[pick]
                 f.append(r["test"])
                 n.append(r["test_features"])
                 gap.append(max(x["test"] for x in rows) - r["test"])
@@ -449,6 +459,9 @@ def main():
     parser.add_argument("--splits", type=int, default=10)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--out", default=None, help="collect: output file (default /tmp/sel_<what>.jsonl)")
+    parser.add_argument("--budgets", type=int, nargs="+", default=None,
+                        help="collect mil: the budgets instead of MILESClassifier's (records merge as for "
+                             "--c-per-sample)")
     parser.add_argument("--cv", type=int, default=3, help="collect: inner folds (StructSVMCV's cv; default 3)")
     parser.add_argument("--c-per-sample", type=float, nargs="+", default=None,
                         help="collect: the C / n grid instead of StructSVMCV's default (cells are independent, "
