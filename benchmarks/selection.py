@@ -340,11 +340,15 @@ def _pooled(rows):
 
 
 def rule_pooled_max(rows):
+    if "tables" not in rows[0]:
+        return None                                      # records collected before tables were kept
     return _argmax(rows, _pooled(rows))
 
 
 def rule_pooled_smooth(rows):
     """The shipped path smoothing applied to the pooled F1 instead of the mean of the folds' F1."""
+    if "tables" not in rows[0]:
+        return None
     table = {"scores": [[p] for p in _pooled(rows)], "C": [r["C"] for r in rows],
              "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
     return _argmax(rows, path_smoothed_scores(table))
@@ -375,8 +379,8 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
          # tenth session: the folds' confusion tables pooled (records with "tables")
          "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth}
-# rules that also see the rows of merged records (other C / n values or budgets; skipped where those
-# were not collected); the RULES see the default grid's
+# rules that also see the rows of merged records (other C / n values or budgets); the RULES see the
+# default grid's. A rule returns None where its rows were not collected, and analyze skips it.
 GRID_RULES = {"smooth, C/n from 0.1": _merged(lambda r, lo, hi: r["C"] < lo),
               "smooth, C/n up to 30": _merged(lambda r, lo, hi: r["C"] > hi),
               "smooth, C/n 0.1 to 30": _merged(lambda r, lo, hi: r["C"] < lo or r["C"] > hi),
@@ -384,11 +388,23 @@ GRID_RULES = {"smooth, C/n from 0.1": _merged(lambda r, lo, hi: r["C"] < lo),
               "smooth, B = 3 only": _merged(lambda r, lo, hi: r["budget"] == 3, with_default=False)}
 
 
+def _problem(rec):
+    """The problem a record is of: its data set and split (R8: topic)."""
+    return rec["data"], str(rec.get("split"))
+
+
+def _paired(values):
+    """Mean ± standard error of paired differences, as the tables print them."""
+    values = np.asarray(values, dtype=float)
+    se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
+    return f"{values.mean():+.2f} ± {se:.2f}"
+
+
 def analyze(paths):
     by_data, seen = defaultdict(list), {}
     for p in paths:
         for rec in map(json.loads, open(p)):
-            key = (rec["data"], rec.get("split"))
+            key = _problem(rec)
             if key in seen:              # another grid's cells for the same problem: rows marked extra
                 seen[key]["rows"] += [dict(r, extra=True) for r in rec["rows"]]
             else:
@@ -403,10 +419,7 @@ def analyze(paths):
         base = [[r for r in rec["rows"] if not r.get("extra")] for rec in group]
         current = [rows[rule_max(rows)]["test"] for rows in base]
         shipped = [rows[rule_smooth(rows)]["test"] for rows in base]
-        merged = any(r.get("extra") for rec in group for r in rec["rows"])
-        for name, rule in {**RULES, **(GRID_RULES if merged else {})}.items():
-            if name.startswith("pooled") and "tables" not in group[0]["rows"][0]:
-                continue
+        for name, rule in {**RULES, **GRID_RULES}.items():
             f, n, d, gap = [], [], defaultdict(list), []
             candidates = [rec["rows"] if name in GRID_RULES else rows for rec, rows in zip(group, base)]
             picks = [rule(rows) for rows in candidates]
@@ -419,12 +432,8 @@ def analyze(paths):
                 gap.append(max(x["test"] for x in rows) - r["test"])
                 for b in baselines:
                     d[b].append(r["test"] - rec["baselines"][b][0])
-            cells = [f"{np.mean(d[b]):+.2f} ± {np.std(d[b], ddof=1) / np.sqrt(len(d[b])) if len(d[b]) > 1 else 0:.2f}"
-                     for b in baselines]
-            paired = []
-            for ref in (current, shipped):
-                vs = np.asarray(f) - np.asarray(ref)
-                paired.append(f"{vs.mean():+.2f} ± {vs.std(ddof=1) / np.sqrt(len(vs)) if len(vs) > 1 else 0.0:.2f}")
+            cells = [_paired(d[b]) for b in baselines]
+            paired = [_paired(np.asarray(f) - np.asarray(ref)) for ref in (current, shipped)]
             print(f"| {name} | {np.mean(f):.2f} | {np.mean(n):.1f} | " + " | ".join(cells)
                   + f" | {paired[0]} | {paired[1]} | {np.mean(gap):.2f} |")
         print("| baselines | " + "; ".join(f"{b} {np.mean([r['baselines'][b][0] for r in group]):.2f} with "
@@ -435,7 +444,7 @@ def compare(first, second):
     """The shipped rule's test F1 on the records of ``second`` minus on those of ``first``, paired by
     problem (e.g. the same problems collected with --cv 5 and with the default 3 folds)."""
     def load(path):
-        return {(r["data"], str(r.get("split"))): r for r in map(json.loads, open(path))}
+        return {_problem(r): r for r in map(json.loads, open(path))}
 
     a, b = load(first), load(second)
     diffs = defaultdict(list)
@@ -446,8 +455,7 @@ def compare(first, second):
     print("|---|---|---|---|")
     for data, d in diffs.items():
         d = np.array(d)
-        se = d[:, 0].std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0.0
-        print(f"| {data} | {len(d)} | {d[:, 0].mean():+.2f} ± {se:.2f} | {d[:, 1].mean():+.1f} |")
+        print(f"| {data} | {len(d)} | {_paired(d[:, 0])} | {d[:, 1].mean():+.1f} |")
 
 
 def main():
