@@ -128,7 +128,7 @@ def collect_mil(args, out):
             folds = cv._folds(np.zeros((len(tr), 1)), y_tr)
             columns = [np.flatnonzero(np.isin(emb.pool_bag_, train)) for train, _ in folds]
             rows = []
-            for factor in SIGMA_FACTORS:
+            for factor in args.sigma_factors or SIGMA_FACTORS:
                 sigma = emb.sigma_ * factor
                 with TableRecorder() as recorder:
                     table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns)
@@ -379,13 +379,29 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
          # tenth session: the folds' confusion tables pooled (records with "tables")
          "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth}
+def _sigma_grid(factors):
+    """The shipped rule on the rows (default grid's and merged) whose kernel width is one of
+    ``factors`` (multiples of the default width); None where one of them was not collected."""
+    def rule(rows):
+        idx = [i for i, r in enumerate(rows) if r["sigma"] in factors]
+        if {rows[i]["sigma"] for i in idx} != set(factors):
+            return None
+        return idx[rule_smooth([rows[i] for i in idx])]
+    return rule
+
+
 # rules that also see the rows of merged records (other C / n values or budgets); the RULES see the
 # default grid's. A rule returns None where its rows were not collected, and analyze skips it.
 GRID_RULES = {"smooth, C/n from 0.1": _merged(lambda r, lo, hi: r["C"] < lo),
               "smooth, C/n up to 30": _merged(lambda r, lo, hi: r["C"] > hi),
               "smooth, C/n 0.1 to 30": _merged(lambda r, lo, hi: r["C"] < lo or r["C"] > hi),
               "smooth, B in {3, 5}": _merged(lambda r, lo, hi: r["budget"] == 3),
-              "smooth, B = 3 only": _merged(lambda r, lo, hi: r["budget"] == 3, with_default=False)}
+              "smooth, B = 3 only": _merged(lambda r, lo, hi: r["budget"] == 3, with_default=False),
+              # eleventh session: the kernel width's grid (the default's lower end, x0.5, was chosen most)
+              "smooth, sigma x{0.25, 0.5, 1, 2}": _sigma_grid((0.25, 0.5, 1.0, 2.0)),
+              "smooth, sigma x{0.25, 0.5, 1}": _sigma_grid((0.25, 0.5, 1.0)),
+              "smooth, sigma x{0.5, 1}": _sigma_grid((0.5, 1.0)),
+              "smooth, sigma x{0.25, 0.5}": _sigma_grid((0.25, 0.5))}
 
 
 def _problem(rec):
@@ -470,6 +486,9 @@ def main():
     parser.add_argument("--budgets", type=int, nargs="+", default=None,
                         help="collect mil: the budgets instead of MILESClassifier's (records merge as for "
                              "--c-per-sample)")
+    parser.add_argument("--sigma-factors", type=float, nargs="+", default=None,
+                        help="collect mil: the kernel widths (multiples of the default) instead of "
+                             "MILESClassifier's SIGMA_FACTORS (records merge as for --c-per-sample)")
     parser.add_argument("--cv", type=int, default=3, help="collect: inner folds (StructSVMCV's cv; default 3)")
     parser.add_argument("--c-per-sample", type=float, nargs="+", default=None,
                         help="collect: the C / n grid instead of StructSVMCV's default (cells are independent, "
