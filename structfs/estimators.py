@@ -105,7 +105,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc", "ap", "pauc", or a loss object.
     C : float, default=1000.0
         Trade-off of the loss, with exactly the meaning of ``svm_perf_learn -c``. For the error loss
-        it equals scikit-learn's ``LinearSVC(loss="hinge", C=C * 100 / n_samples)``.
+        it equals scikit-learn's ``LinearSVC(loss="hinge", C=C * 100 / n_samples)``. As for any SVM,
+        scale the features first (columns of order one): on raw columns of size 1e3 the same C
+        regularises 1e6 times less and the cutting planes need many more iterations.
     budget : int or None, default=None
         B, the feature budget: the regulariser is the squared B-support norm (d in [0,1]^m,
         sum(d) <= B). None, or B >= n_features, is the plain (SVMperf) problem.
