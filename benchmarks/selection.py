@@ -379,6 +379,8 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
          # tenth session: the folds' confusion tables pooled (records with "tables")
          "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth}
+
+
 def _sigma_grid(factors):
     """The shipped rule on the rows (default grid's and merged) whose kernel width is one of
     ``factors`` (multiples of the default width); None where one of them was not collected."""

@@ -164,8 +164,9 @@ def solve_simplex_qp(Q, b, x0=None, tol=1e-10, max_iter=200_000):
     """Minimise 1/2 x'Qx - b'x over {x >= 0, sum(x) <= 1}.
 
     Returns (x, fw_gap, n_steps). ``x0`` (length K, feasible) warm-starts; ``tol`` is absolute on the
-    Frank-Wolfe gap, which bounds f(x) - f*. The active-set method runs first; SMO finishes the job
-    if it stalls (it never has in the tests, but a wrong master is not an option).
+    Frank-Wolfe gap, which bounds f(x) - f*. The active-set method runs first; if it stalls (badly
+    scaled planes leave it a little short of ``tol``), SMO continues from its point and the answer
+    with the smaller gap is returned.
     """
     Q = np.ascontiguousarray(Q, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
