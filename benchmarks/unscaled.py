@@ -20,6 +20,16 @@ from structfs import StructSVM, StructSVMCV
 from structfs.metrics import f1
 
 
+def timed_fit(est, X, y):
+    """(fitted est, seconds, warnings raised)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        seconds = time.perf_counter() - t0
+    return est, seconds, len(caught)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cv", action="store_true", help="also StructSVMCV at its defaults")
@@ -34,21 +44,13 @@ def main():
     for name, (A, B) in data.items():
         for c in (0.3, 3.0):
             for budget in (None, 5):
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    t0 = time.perf_counter()
-                    est = StructSVM(C=c * n, budget=budget).fit(A, ytr)
-                    seconds = time.perf_counter() - t0
+                est, seconds, caught = timed_fit(StructSVM(C=c * n, budget=budget), A, ytr)
                 print(f"| {name} | StructSVM(C={c:g} n, budget={budget}) | {seconds:.2f} | {est.n_iter_} | "
-                      f"{est.gap_ / (est.C * est.tol):.2f} | {len(caught)} | {f1(yte, est.decision_function(B)):.2f} |",
+                      f"{est.gap_ / (est.C * est.tol):.2f} | {caught} | {f1(yte, est.decision_function(B)):.2f} |",
                       flush=True)
         if args.cv:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                t0 = time.perf_counter()
-                est = StructSVMCV(loss="f1").fit(A, ytr)
-                seconds = time.perf_counter() - t0
-            print(f"| {name} | StructSVMCV(loss='f1') | {seconds:.2f} | | | {len(caught)} | "
+            est, seconds, caught = timed_fit(StructSVMCV(loss="f1"), A, ytr)
+            print(f"| {name} | StructSVMCV(loss='f1') | {seconds:.2f} | | | {caught} | "
                   f"{f1(yte, est.decision_function(B)):.2f} |", flush=True)
 
 

@@ -24,6 +24,7 @@ from sklearn.model_selection import StratifiedShuffleSplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mil import DATASETS, load_splits  # noqa: E402
+from selection import _paired  # noqa: E402
 
 import structfs.model_selection as ms  # noqa: E402
 from structfs import StructSVMCV  # noqa: E402
@@ -68,9 +69,10 @@ def best_threshold(y, s):
     return float(t[cand[np.argmin(np.abs(t[cand]))]])
 
 
-def chosen_thresholds(est, n_folds, record, n_cells, sigma_index=0):
-    """Per-fold best thresholds of the chosen candidate, from the records of one search (or of the
-    search of the chosen sigma)."""
+def chosen_thresholds(est, record, n_folds=3, n_sigmas=1, sigma_index=0):
+    """Per-fold best thresholds of the chosen candidate, from the records of the search (for MIL,
+    ``n_sigmas`` searches in a row; the chosen sigma's is ``sigma_index``)."""
+    n_cells = len(record) // (n_folds * n_sigmas)          # fold_path calls per (sigma, fold)
     r = est.cv_results_
     budgets = list(dict.fromkeys(r["param_budget"]))
     Cs = list(dict.fromkeys(r["param_C"]))
@@ -84,7 +86,7 @@ def chosen_thresholds(est, n_folds, record, n_cells, sigma_index=0):
     return np.array(out)
 
 
-def evaluate(est, scores_te, y_te, thresholds):
+def evaluate(scores_te, y_te, thresholds):
     base = f1(y_te, scores_te)
     return base, f1(y_te, scores_te - thresholds.mean()), f1(y_te, scores_te - np.median(thresholds))
 
@@ -92,20 +94,14 @@ def evaluate(est, scores_te, y_te, thresholds):
 def text_problem(Xtr, ytr, Xte, yte, **params):
     RECORD.clear()
     cv = StructSVMCV(loss="f1", **params).fit(Xtr, ytr)
-    n_cells = len(set(zip(cv.cv_results_["param_C"], cv.cv_results_["param_budget"])))
-    th = chosen_thresholds(cv, 3, RECORD, n_cells)
-    return evaluate(cv, cv.decision_function(Xte), yte, th), th, (cv.C_, cv.budget_, cv.n_groups_)
-
-
-def paired(a, b):
-    d = np.asarray(a) - np.asarray(b)
-    return f"{d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else 0:.2f}"
+    th = chosen_thresholds(cv, RECORD)
+    return evaluate(cv.decision_function(Xte), yte, th), th, (cv.C_, cv.budget_, cv.n_groups_)
 
 
 def report(name, rows):
     rows = np.array(rows)
     print(f"| {name} | {rows[:, 0].mean():.2f} | {rows[:, 1].mean():.2f} | {rows[:, 2].mean():.2f} | "
-          f"{paired(rows[:, 1], rows[:, 0])} | {paired(rows[:, 2], rows[:, 0])} |", flush=True)
+          f"{_paired(rows[:, 1] - rows[:, 0])} | {_paired(rows[:, 2] - rows[:, 0])} |", flush=True)
 
 
 def main():
@@ -153,11 +149,10 @@ def main():
                 RECORD.clear()
                 clf = MILESClassifier().fit(tr, y_tr)
                 est = clf.estimator_
-                r = est.cv_results_
-                sigmas = list(dict.fromkeys(r["param_sigma"]))
-                n_cells = len(RECORD) // (3 * len(sigmas))      # fold_path calls per (sigma, fold)
-                th = chosen_thresholds(est, 3, RECORD, n_cells, sigmas.index(clf.embedding_.sigma_))
-                res = evaluate(est, clf.decision_function(te), y_te, th)
+                sigmas = list(dict.fromkeys(est.cv_results_["param_sigma"]))
+                th = chosen_thresholds(est, RECORD, n_sigmas=len(sigmas),
+                                       sigma_index=sigmas.index(clf.embedding_.sigma_))
+                res = evaluate(clf.decision_function(te), y_te, th)
                 rows.append(res)
                 print(f"  {name} {i}: {res[0]:.2f} -> {res[1]:.2f} / {res[2]:.2f}; thresholds {np.round(th, 3)}",
                       flush=True)
