@@ -93,7 +93,7 @@ def test_paths(cv, X, y, n_train, table):
         length = max(k for c, b, k in zip(table["C"], table["budget"], table["n_groups"]) if (c, b) == (C, B)) \
             if B is not None else 1
         params = dict(solver_params, max_outer=length)
-        scores, n_feat, _ = fold_path(X, y, classes, train, test, loss, C, B, scorer, params, debias=cv.debias)
+        scores, n_feat, _, _ = fold_path(X, y, classes, train, test, loss, C, B, scorer, params, debias=cv.debias)
         out[(C, B)] = (scores.tolist(), n_feat.tolist())
     return out
 

@@ -8,10 +8,12 @@ chosen (C, budget, number of groups) is then fitted once on all the data.
 """
 import numbers
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -102,7 +104,10 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
     fold's bags). ``debias``: every point is refitted without budget on its features at the same C
     (StructSVM's ``refit=C``), sharing cutting planes along the path. ``n_iter_no_change``: stop the
     path once the validation score has not improved for that many groups. Returns (scores, n_features,
-    seconds), one entry per path point (a single point without budget).
+    seconds, certified): one score and feature count per path point (a single point without budget),
+    and whether every solve of the task ended with its certificate (False: one ran out of ``max_iter``
+    planes and its points were scored on an approximate solution). The solves do not warn each: the
+    search reports uncertified candidates once (:meth:`StructSVMCV.refit_best`).
     """
     t0 = time.perf_counter()
     X_tr, X_te = _rows(X, train), _rows(X, test)
@@ -128,20 +133,24 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
         n_features.append(int(point.selected_features_.shape[0]))
         return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
 
-    res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score,
-                **(solver_params if budget is not None else dict(solver_params, tol=ranking_tol)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
+        res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score,
+                    **(solver_params if budget is not None else dict(solver_params, tol=ranking_tol)))
     if budget is None:
         w = res.w.tocsr() if sp.issparse(res.w) else None
         score(*((w.indices, w.data) if w is not None else (np.arange(m), res.w)), res.w_b)
-    return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0
+    certified = bool(res.converged) and (refitter is None or refitter.uncertified == 0)
+    return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
 
 
 def grid_results(cells, outputs, n_folds):
     """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
 
     A fold whose path ended earlier (its generation converged) keeps its last point for longer paths.
+    ``certified``: every fold's fit of the candidate's cell ended with its certificate.
     """
-    out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time")}
+    out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
     for c, cell in enumerate(cells):
         runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
         length = max(r[0].shape[0] for r in runs)
@@ -152,6 +161,7 @@ def grid_results(cells, outputs, n_folds):
             out["scores"].append([r[0][min(k, r[0].shape[0] - 1)] for r in runs])
             out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
             out["fit_time"].append(np.mean([r[2] for r in runs]))
+            out["certified"].append(all(r[3] for r in runs))
     return out
 
 
@@ -207,6 +217,7 @@ def cv_results(table):
         "rank_test_score": (np.argsort(np.argsort(-smoothed, kind="stable"), kind="stable") + 1).astype(np.int32),
         "mean_n_features": np.asarray(table["n_features"], dtype=float),
         "mean_fit_time": np.asarray(table["fit_time"], dtype=float),
+        "certified": np.asarray(table["certified"], dtype=bool),
     }
     for f in range(scores.shape[1]):
         results[f"split{f}_test_score"] = scores[:, f]
@@ -275,7 +286,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     cv_results_ : dict of arrays, one entry per (C, budget, n_groups) candidate, like GridSearchCV's
         (``params``, ``mean_test_score``, ``std_test_score``, ``smoothed_test_score``, ``rank_test_score``
         -- the order of the smoothed score, which the choice follows --, ``splitK_test_score``,
-        ``mean_n_features``, ``mean_fit_time``)
+        ``mean_n_features``, ``mean_fit_time``, ``certified``: False where a fold's fit ran out of
+        ``max_iter`` planes without its certificate -- the search then warns once, not per fit)
     estimator_ : StructSVM refitted on all the data
     coef_, intercept_, classes_, selected_features_, objective_, lower_bound_, gap_, n_iter_, n_outer_ :
         those of ``estimator_``
@@ -378,6 +390,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y."""
         best = best_candidate(table)
         self.cv_results_ = cv_results(table)
+        uncertified = ~self.cv_results_["certified"]
+        if uncertified.any():          # one warning for the search, not one per fold fit
+            Cs = ", ".join(f"{C:.4g}" for C in np.unique(self.cv_results_["param_C"][uncertified]))
+            warnings.warn(f"{int(uncertified.sum())} of {uncertified.size} candidates were scored on fold fits that "
+                          f"ran out of max_iter={self.max_iter} cutting planes without their certificate (C = {Cs}); "
+                          "their validation scores are approximate. Raise max_iter (or tol), or leave those C out "
+                          "of Cs.", ConvergenceWarning, stacklevel=3)
+        self.best_index_ = best
         self.best_index_ = best
         self.best_score_ = float(np.mean(table["scores"][best]))
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]

@@ -68,11 +68,11 @@ def test_fold_path_scores_each_point_on_the_validation_part():
 
     scorer = _LossScorer(get_loss("f1"))
     params = dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=5, max_features=None, master_solver="ipm")
-    scores, n_features, _ = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer, params,
+    scores, n_features, _, certified = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer, params,
                                       debias=False)
     y_pm = np.where(y[train] == 1, 1.0, -1.0)
     res = solve(X[train], y_pm, get_loss("f1"), 100.0, budget=2, max_outer=5, on_group=lambda *a: False)
-    assert len(scores) == len(res.path)
+    assert certified and len(scores) == len(res.path)
     for score, (cols, w, w_b) in zip(scores[:-1], res.path[:-1]):        # the last one is polished later
         assert score == pytest.approx(f1(y[test], X[test][:, cols] @ w + w_b))
 
@@ -201,6 +201,27 @@ def test_budgeted_fit_stops_for_a_reason_and_warns_only_without_a_certificate():
         assert StructSVM(C=100.0, budget=2, outer_tol=1e-3).fit(X, y).stop_ in ("stall", "gap", "optimal", "max_outer")
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         StructSVM(C=1e4, budget=2, max_iter=3).fit(X, y)
+
+
+def test_search_warns_once_for_uncertified_fold_fits_and_marks_their_candidates():
+    """Fold fits that run out of planes do not warn each (a search of 3 folds x 2 C x 2 budgets would
+    warn up to 12 times): the search warns once, naming the C values, and cv_results_ says which
+    candidates rest on uncertified fits."""
+    X, y = _data(seed=13)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cv = StructSVMCV(Cs=[1.0, 1e5], budgets=[2, None], max_outer=3, max_iter=80).fit(X, y)
+    search = [w for w in caught if issubclass(w.category, ConvergenceWarning) and "candidates" in str(w.message)]
+    assert len(search) == 1 and "C = 1e+05)" in str(search[0].message)   # the unbudgeted C = 1e5 fits
+    certified, res = cv.cv_results_["certified"], cv.cv_results_
+    assert certified.dtype == bool and certified[res["param_C"] == 1.0].all()
+    assert not certified[(res["param_C"] == 1e5) & (res["param_budget"] == None)].any()  # noqa: E711
+    others = [w for w in caught if issubclass(w.category, ConvergenceWarning) and w not in search]
+    assert len(others) <= 1                     # at most the final refit's own warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        quiet = StructSVMCV(Cs=[1.0, 10.0], budgets=[2], max_outer=3).fit(X, y)
+    assert quiet.cv_results_["certified"].all()
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ class PathRefitter:
         coef, self.delta0 = loss.oracle(y, np.zeros(self.X.shape[0]))
         self.ws.add_plane(coef, self.delta0)
         self.last = None
+        self.uncertified = 0        # refits that ended (max_iter, stalled master) without their certificate
 
     def refit(self, cols):
         """(columns, weights on them, w_b) of the unbudgeted problem on ``cols``."""
@@ -41,7 +42,8 @@ class PathRefitter:
         cache.extend(cols)
         state = _BestIterate(self.X.shape[1], None, self.C)
         state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
-        inner_solve(ws, cache, self.y, self.loss, state, **self.kw)
+        status, _ = inner_solve(ws, cache, self.y, self.loss, state, **self.kw)
+        self.uncertified += status != "converged"
         out_cols = state.cols if self.columns is None else self.columns[state.cols]
         self.last = (out_cols, state.w_cache, state.w_b)
         return self.last
