@@ -1,0 +1,76 @@
+"""A new user's first problems: StructSVMCV at its defaults on data no default was chosen on.
+
+    python benchmarks/new_data.py [--problems digits3 digits3-minmax cancer-std dense-20k]
+
+The dev sets are text (TF-IDF rows of unit norm) and MILES similarities; a user's first try is often
+scikit-learn's own dense data. Each problem: a stratified 70/30 split (seed 0), (a)
+``StructSVMCV(loss="f1")`` at its defaults against (b) ``LinearSVC(class_weight="balanced")`` and (c)
+L1-``LinearSVC`` with C by the same 3-fold CV (benchmarks/cv.py's baselines). Test F1 in percent,
+features with a nonzero weight, fit seconds, the ConvergenceWarnings the search raised, the CV's
+choice, and the mean seconds of one fold's fit per C of the grid (the largest over budgets).
+"""
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_digits, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import f1_score
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+from structfs import StructSVMCV
+
+from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
+
+
+def problems():
+    digits = load_digits()
+    cancer = load_breast_cancer()
+    return {
+        "digits3": lambda: (digits.data, (digits.target == 3).astype(int)),           # pixels 0..16
+        "digits3-minmax": lambda: (MinMaxScaler().fit_transform(digits.data), (digits.target == 3).astype(int)),
+        # scaled on all rows for brevity: the split's test part leaks into the scaler's mean only
+        "cancer-std": lambda: (StandardScaler().fit_transform(cancer.data), cancer.target),
+        "dense-20k": lambda: make_classification(20_000, 200, n_informative=20, weights=[0.95], flip_y=0.02,
+                                                 random_state=0),
+    }
+
+
+def run(name, X, y):
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        t0 = time.perf_counter()
+        cv = StructSVMCV(loss="f1").fit(Xtr, ytr)
+        seconds = time.perf_counter() - t0
+    n_warnings = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    r = cv.cv_results_
+    per_C = {C: float(r["mean_fit_time"][r["param_C"] == C].max()) for C in np.unique(r["param_C"])}
+    row = [f"{100 * f1_score(yte, cv.predict(Xte)):.2f}", str(len(cv.selected_features_)), f"{seconds:.1f}",
+           str(n_warnings), f"C/n={cv.C_ / Xtr.shape[0]:.3g}, B={cv.budget_}, groups={cv.n_groups_}"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)        # liblinear's, on raw pixels
+        baselines = linear_baselines(Xtr, ytr)
+    for est, secs in baselines.values():
+        row += [f"{100 * f1_score(yte, est.predict(Xte)):.2f}", str(int(np.count_nonzero(est.coef_))), f"{secs:.1f}"]
+    r2 = float(np.mean(np.sum(np.asarray(Xtr) ** 2, axis=1)))
+    print(f"| {name} | {Xtr.shape[0]} x {Xtr.shape[1]}, {100 * ytr.mean():.1f}% pos, mean ||x||² {r2:.3g} | "
+          + " | ".join(row) + " | " + ", ".join(f"{s:.1f}" for s in per_C.values()) + " |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    make = problems()
+    parser.add_argument("--problems", nargs="+", default=list(make), choices=list(make))
+    args = parser.parse_args()
+    print("| problem | training data | (a) F1 | (a) features | (a) s | (a) warnings | (a) choice | (b) F1 | (b) features "
+          "| (b) s | (c) F1 | (c) features | (c) s | (a) s per fold fit, C/n = 0.3, 1, 3, 10 |")
+    print("|---" * 14 + "|")
+    for name in args.problems:
+        run(name, *make[name]())
+
+
+if __name__ == "__main__":
+    main()
