@@ -398,7 +398,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           "their validation scores are approximate. Raise max_iter (or tol), or leave those C out "
                           "of Cs.", ConvergenceWarning, stacklevel=3)
         self.best_index_ = best
-        self.best_index_ = best
         self.best_score_ = float(np.mean(table["scores"][best]))
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
         max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
