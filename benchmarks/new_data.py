@@ -12,7 +12,6 @@ choice, and the mean seconds of one fold's fit per C of the grid (the largest ov
 remedy docs/model_selection.md gives for dense data; explicit C values are not rescaled to each fold).
 """
 import argparse
-import time
 import warnings
 
 import numpy as np
@@ -25,6 +24,7 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from structfs import StructSVMCV
 
 from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
+from unscaled import timed_fit  # noqa: E402
 
 
 def problems():
@@ -42,13 +42,8 @@ def problems():
 
 def run(name, X, y, c_times_n=None):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        t0 = time.perf_counter()
-        Cs = None if c_times_n is None else [f * Xtr.shape[0] for f in c_times_n]
-        cv = StructSVMCV(loss="f1", Cs=Cs).fit(Xtr, ytr)
-        seconds = time.perf_counter() - t0
-    n_warnings = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    Cs = None if c_times_n is None else [f * Xtr.shape[0] for f in c_times_n]
+    cv, seconds, n_warnings = timed_fit(StructSVMCV(loss="f1", Cs=Cs), Xtr, ytr, ConvergenceWarning)
     r = cv.cv_results_
     per_C = {C: float(r["mean_fit_time"][r["param_C"] == C].max()) for C in np.unique(r["param_C"])}
     row = [f"{100 * f1_score(yte, cv.predict(Xte)):.2f}", str(len(cv.selected_features_)), f"{seconds:.1f}",

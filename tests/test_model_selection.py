@@ -68,8 +68,8 @@ def test_fold_path_scores_each_point_on_the_validation_part():
 
     scorer = _LossScorer(get_loss("f1"))
     params = dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=5, max_features=None, master_solver="ipm")
-    scores, n_features, _, certified = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer, params,
-                                      debias=False)
+    scores, n_features, _, certified = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer,
+                                                 params, debias=False)
     y_pm = np.where(y[train] == 1, 1.0, -1.0)
     res = solve(X[train], y_pm, get_loss("f1"), 100.0, budget=2, max_outer=5, on_group=lambda *a: False)
     assert certified and len(scores) == len(res.path)
