@@ -75,7 +75,7 @@ class TableRecorder:
     def per_candidate(self, table, n_folds):
         """Per candidate of ``table``, the folds' tables: the recorded paths go through grid_results in
         place of the scores, so a fold whose path ended earlier keeps its last point exactly as there."""
-        outputs = [(np.array(points), np.zeros(len(points)), 0.0) for points in self.tasks]
+        outputs = [(np.array(points), np.zeros(len(points)), 0.0, True) for points in self.tasks]
         cells = [(None, None)] * (len(self.tasks) // n_folds)
         out = [[t.tolist() for t in folds] for folds in grid_results(cells, outputs, n_folds)["scores"]]
         assert len(out) == len(table["C"]), (len(out), len(table["C"]))
@@ -120,7 +120,7 @@ def collect_mil(args, out):
             emb = MILESEmbedding().fit(tr)
             l1 = miles_baseline(emb.transform(tr), y_tr)
             base = (f1(y_te, l1.decision_function(emb.transform(te))), int(np.count_nonzero(l1.best_estimator_.coef_)))
-            cv = StructSVMCV(loss="f1", budgets=args.budgets or MIL_BUDGETS, cv=args.cv)
+            cv = StructSVMCV(loss="f1", budgets=args.budgets or MIL_BUDGETS, cv=args.cv, scale_C=args.scale_c)
             D = emb.min_sq_distances(tr)
             D_all = np.vstack([D, emb.min_sq_distances(te)])
             y_all = np.concatenate([y_tr, y_te])
@@ -497,6 +497,9 @@ def main():
                              "so records of other C / n values for the same problems merge: analyze joins "
                              "the rows of every file for the same problem, marking those of files other "
                              "than the first as 'extra')")
+    parser.add_argument("--scale-c", action="store_true",
+                        help="collect mil: StructSVMCV's scale_C=True (the grid per unit squared norm) instead of "
+                             "MILESClassifier's scale_C=False")
     args = parser.parse_args()
     if args.command == "analyze":
         return analyze(args.what)

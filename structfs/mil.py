@@ -136,7 +136,8 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
 # The kernel widths tried by MILESClassifier's cross-validation, as multiples of the embedding's
 # default (half the median squared distance); chosen on the four MIL dev sets (benchmarks/RESULTS.md).
 SIGMA_FACTORS = (0.5, 1.0, 2.0)
-# The default estimator's budgets: StructSVMCV's without the unbudgeted candidate (all instances).
+# The default estimator's budgets: StructSVMCV's without the unbudgeted candidate (all instances);
+# its C grid is per example (scale_C=False, see MILESClassifier's ``estimator``).
 MIL_BUDGETS = (5,)
 
 
@@ -152,8 +153,11 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     estimator : StructSVMCV, StructSVM or None, default=None
-        The classifier on the embedding. None: ``StructSVMCV(loss=loss or "f1", budgets=(5,))`` —
-        StructSVMCV's defaults without the unbudgeted candidate, since selecting instances is the point. A StructSVMCV is
+        The classifier on the embedding. None: ``StructSVMCV(loss=loss or "f1", budgets=(5,),
+        scale_C=False)`` — StructSVMCV's defaults without the unbudgeted candidate, since selecting
+        instances is the point, and with the grid per example, not per unit squared norm: a bag's
+        squared norm counts the pool's instances near it (10 to 4,800 on the dev sets), and the grid
+        divided by it cost musk2 7.0 and elephant 2.4 F1 points (benchmarks/RESULTS.md). A StructSVMCV is
         cross-validated as above (its grid, folds and n_jobs are used); any other estimator is fitted
         once on the embedding with a fixed sigma.
     loss : str, Loss or None, default=None
@@ -189,7 +193,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
 
     def _resolve_estimator(self):
         if self.estimator is None:     # selecting instances is the point of MILES: no unbudgeted candidate
-            return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=MIL_BUDGETS)
+            return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=MIL_BUDGETS, scale_C=False)
         if self.loss is not None:
             raise ValueError("loss is a shortcut for the default estimator; with estimator=... set the loss on "
                              "the estimator itself.")

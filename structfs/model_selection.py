@@ -96,6 +96,28 @@ def _rows(X, idx):
     return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
 
 
+def squared_norms(X, columns=None):
+    """Squared norm of every row of X (over ``columns`` only, if given)."""
+    if columns is not None:
+        X = X[:, columns]
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def grid_unit(X, rows=None, columns=None, scale_C=True):
+    """What the default grid's C / n is per: n of ``rows`` (all rows if None), divided by their mean
+    squared norm (``columns`` only) when ``scale_C`` -- SVMlight's default C = 1 / mean(x'x), which
+    makes the grid invariant to a rescaling of the features. Data of norm zero count as norm one."""
+    if rows is None:
+        rows = np.arange(X.shape[0])
+    if not scale_C:
+        return float(len(rows))
+    norms = squared_norms(X)[rows] if columns is None else squared_norms(_rows(X, rows), columns)
+    mean = float(np.mean(norms))
+    return len(rows) / (mean if mean > 0 else 1.0)
+
+
 def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
               n_iter_no_change=None):
     """Fit one (C, budget) cell on ``train`` and score every point of its path on ``test``.
@@ -243,11 +265,16 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     loss : str or structfs.losses.Loss, default="f1"
         As StructSVM's.
     Cs : sequence of float or None, default=None
-        Candidate C values (svm_perf's meaning). None: C = c * n for c in ``DEFAULT_C_PER_SAMPLE`` =
-        (0.3, 1, 3, 10), n the number of training examples (of the fold while cross-validating, of all the
-        data for the refit): svm_perf's loss term is an average, so a fixed trade-off against a sum of
-        losses (LinearSVC's C = 100 C / n) scales C with n. Chosen on all dev sets
-        (benchmarks/RESULTS.md).
+        Candidate C values (svm_perf's meaning). None: C = c * n / s for c in ``DEFAULT_C_PER_SAMPLE`` =
+        (0.3, 1, 3, 10), n the number of training examples and s their mean squared norm (of the fold
+        while cross-validating, of all the data for the refit): svm_perf's loss term is an average, so
+        a fixed trade-off against a sum of losses (LinearSVC's C = 100 C / n) scales C with n, and
+        dividing by s (SVMlight's default C = 1 / mean(x'x)) makes the grid blind to the features'
+        scale. On text with unit-norm rows s = 1. Chosen on all dev sets (benchmarks/RESULTS.md).
+    scale_C : bool, default=True
+        Divide the default grid by the mean squared norm s (see ``Cs``); False: C = c * n. Ignored
+        with explicit ``Cs``. MILESClassifier's default estimator sets it False (its similarities'
+        squared norms count the pool's near instances, and the per-example grid was better there).
     budgets : sequence of (int or None) or None, default=None
         Candidate budgets; None in the sequence is the unbudgeted (SVMperf) problem, a single path
         point. None: ``DEFAULT_BUDGETS`` = (5, None) — with ``max_features`` (5,): the path over the
@@ -293,11 +320,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         those of ``estimator_``
     """
 
-    def __init__(self, loss="f1", Cs=None, budgets=None, cv=3, scoring=None, max_features=None, bias=1.0,
-                 loss_params=None, tol=0.01, max_iter=2000, max_outer=30, n_iter_no_change=5, debias=True,
+    def __init__(self, loss="f1", Cs=None, scale_C=True, budgets=None, cv=3, scoring=None, max_features=None,
+                 bias=1.0, loss_params=None, tol=0.01, max_iter=2000, max_outer=30, n_iter_no_change=5, debias=True,
                  master_solver="ipm", n_jobs=None, verbose=0):
         self.loss = loss
         self.Cs = Cs
+        self.scale_C = scale_C
         self.budgets = budgets
         self.cv = cv
         self.scoring = scoring
@@ -323,8 +351,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
         default = [b for b in DEFAULT_BUDGETS if b is not None or self.max_features is None]
         budgets = check_grid(default if self.budgets is None else self.budgets, "budgets", _check_budget)
-        if not isinstance(self.debias, (bool, np.bool_)):
-            raise ValueError(f"debias must be True or False, got {self.debias!r}.")
+        for name in ("scale_C", "debias"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
         if self.n_iter_no_change is not None:
             check_positive_int(self.n_iter_no_change, "n_iter_no_change")
         if self.max_features is not None:
@@ -361,13 +390,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss, Cs, budgets, scorer, solver_params = self._check_params()
         per_sample = self.Cs is None          # the default grid is C / n (see DEFAULT_C_PER_SAMPLE)
         cells = [(C, B) for C in Cs for B in budgets]
-        tasks = [(f, C * len(folds[f][0]) if per_sample else C, B) for f in range(len(folds)) for C, B in cells]
+        units = [grid_unit(X, train, None if columns is None else columns[f], self.scale_C)
+                 for f, (train, _) in enumerate(folds)] if per_sample else [1.0] * len(folds)
+        tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         outputs = Parallel(n_jobs=self.n_jobs)(
             delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss, C, B, scorer, solver_params,
                                None if columns is None else columns[f], self.debias, self.n_iter_no_change)
             for f, C, B in tasks)
-        n = X.shape[0]
-        return grid_results([(C * n if per_sample else C, B) for C, B in cells], outputs, len(folds))
+        unit = grid_unit(X, scale_C=self.scale_C) if per_sample else 1.0
+        return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
 
     def fit(self, X, y):
         """Cross-validate the grid, then fit the best candidate on all of X, y."""

@@ -103,10 +103,13 @@ def test_cv_chooses_from_the_grid_refits_and_reports_results():
 
 
 @pytest.mark.slow
-def test_default_grid_scales_C_with_the_number_of_examples():
+def test_default_grid_scales_C_with_the_number_of_examples_and_their_squared_norm():
     X, y = _data(seed=4)
-    cv = StructSVMCV(budgets=[2], max_outer=3).fit(X, y)
+    cv = StructSVMCV(budgets=[2], max_outer=3, scale_C=False).fit(X, y)
     assert sorted(set(cv.cv_results_["param_C"])) == pytest.approx([0.3 * 120, 120.0, 3.0 * 120, 10.0 * 120])
+    unit = 120 / np.mean(np.sum(X ** 2, axis=1))
+    cv = StructSVMCV(budgets=[2], max_outer=3).fit(X, y)
+    assert sorted(set(cv.cv_results_["param_C"])) == pytest.approx([0.3 * unit, unit, 3.0 * unit, 10.0 * unit])
     assert set(StructSVMCV(max_outer=2).fit(X, y).cv_results_["param_budget"]) == {5, None}
     assert set(StructSVMCV(max_outer=2, max_features=4).fit(X, y).cv_results_["param_budget"]) == {5}
 
@@ -174,12 +177,28 @@ def test_deterministic():
     assert np.array_equal(a.coef_, b.coef_) and a.C_ == b.C_ and a.n_groups_ == b.n_groups_
 
 
+def test_default_grid_is_blind_to_the_features_scale():
+    """scale_C: rescaling X by a moves every default C by 1 / a^2 and leaves the models' predictions
+    (exactly without the bias feature, whose value does not scale with X); without it the same grid
+    regularises a^2 times less."""
+    X, y = _data(seed=12)
+    a = StructSVMCV(budgets=[2], max_outer=4, bias=0.0).fit(X, y)
+    b = StructSVMCV(budgets=[2], max_outer=4, bias=0.0).fit(10.0 * X, y)
+    assert b.C_ == pytest.approx(a.C_ / 100.0) and (a.budget_, a.n_groups_) == (b.budget_, b.n_groups_)
+    assert np.array_equal(a.selected_features_, b.selected_features_)
+    assert np.array_equal(a.predict(X), b.predict(10.0 * X))
+    assert np.allclose(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    c = StructSVMCV(budgets=[2], max_outer=4, scale_C=False).fit(10.0 * X, y)
+    assert sorted(set(c.cv_results_["param_C"])) == pytest.approx(sorted(set(a.cv_results_["param_C"] * np.mean(np.sum(X ** 2, axis=1)))))
+
+
 @pytest.mark.parametrize("params,match", [
     (dict(Cs=[]), "Cs"), (dict(Cs=[1.0, -2.0]), "Cs"), (dict(Cs=[np.inf]), "Cs"), (dict(Cs=3.0), "Cs"),
     (dict(budgets=[]), "budgets"), (dict(budgets=[0]), "budgets"), (dict(budgets=[2.5]), "budgets"),
     (dict(max_features=0), "max_features"), (dict(budgets=[None], max_features=5), "budgets"),
     (dict(scoring="no-such-measure"), "scoring"), (dict(cv=50), "cv"), (dict(cv=1), "cv"),
     (dict(n_iter_no_change=0), "n_iter_no_change"), (dict(debias="yes"), "debias"), (dict(tol=-1.0), "tol"),
+    (dict(scale_C=1), "scale_C"),
 ])
 def test_bad_parameters_raise_before_any_fit(params, match, monkeypatch):
     X, y = _data(seed=11)
