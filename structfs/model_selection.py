@@ -270,7 +270,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         while cross-validating, of all the data for the refit): svm_perf's loss term is an average, so
         a fixed trade-off against a sum of losses (LinearSVC's C = 100 C / n) scales C with n, and
         dividing by s (SVMlight's default C = 1 / mean(x'x)) makes the grid blind to the features'
-        scale. On text with unit-norm rows s = 1. Chosen on all dev sets (benchmarks/RESULTS.md).
+        scale. On text with unit-norm rows s = 1. The c were chosen on all dev sets, the division by s
+        on scikit-learn's dense data (benchmarks/RESULTS.md, thirteenth session).
     scale_C : bool, default=True
         Divide the default grid by the mean squared norm s (see ``Cs``); False: C = c * n. Ignored
         with explicit ``Cs``. MILESClassifier's default estimator sets it False (its similarities'
@@ -388,7 +389,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         from joblib import Parallel, delayed
 
         loss, Cs, budgets, scorer, solver_params = self._check_params()
-        per_sample = self.Cs is None          # the default grid is C / n (see DEFAULT_C_PER_SAMPLE)
+        per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
         cells = [(C, B) for C in Cs for B in budgets]
         units = [grid_unit(X, train, None if columns is None else columns[f], self.scale_C)
                  for f, (train, _) in enumerate(folds)] if per_sample else [1.0] * len(folds)
