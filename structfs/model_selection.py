@@ -105,17 +105,12 @@ def squared_norms(X, columns=None):
     return np.einsum("ij,ij->i", X, X)
 
 
-def grid_unit(X, rows=None, columns=None, scale_C=True):
-    """What the default grid's C / n is per: n of ``rows`` (all rows if None), divided by their mean
-    squared norm (``columns`` only) when ``scale_C`` -- SVMlight's default C = 1 / mean(x'x), which
-    makes the grid invariant to a rescaling of the features. Data of norm zero count as norm one."""
-    if rows is None:
-        rows = np.arange(X.shape[0])
-    if not scale_C:
-        return float(len(rows))
-    norms = squared_norms(X)[rows] if columns is None else squared_norms(_rows(X, rows), columns)
+def grid_unit(norms):
+    """What the default grid's C / n is per with ``scale_C``: the number of rows over their mean squared
+    norm (``norms``, one per row) -- SVMlight's default C = 1 / mean(x'x), which makes the grid invariant
+    to a rescaling of the features. Data of norm zero count as norm one."""
     mean = float(np.mean(norms))
-    return len(rows) / (mean if mean > 0 else 1.0)
+    return len(norms) / (mean if mean > 0 else 1.0)
 
 
 def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
@@ -391,14 +386,20 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss, Cs, budgets, scorer, solver_params = self._check_params()
         per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
         cells = [(C, B) for C in Cs for B in budgets]
-        units = [grid_unit(X, train, None if columns is None else columns[f], self.scale_C)
-                 for f, (train, _) in enumerate(folds)] if per_sample else [1.0] * len(folds)
+        if not per_sample:
+            units, unit = [1.0] * len(folds), 1.0
+        elif not self.scale_C:
+            units, unit = [float(len(train)) for train, _ in folds], float(X.shape[0])
+        else:                                 # one pass over X; a fold restricted to columns needs its own
+            norms = squared_norms(X)
+            units = [grid_unit(norms[train] if columns is None else squared_norms(_rows(X, train), columns[f]))
+                     for f, (train, _) in enumerate(folds)]
+            unit = grid_unit(norms)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         outputs = Parallel(n_jobs=self.n_jobs)(
             delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss, C, B, scorer, solver_params,
                                None if columns is None else columns[f], self.debias, self.n_iter_no_change)
             for f, C, B in tasks)
-        unit = grid_unit(X, scale_C=self.scale_C) if per_sample else 1.0
         return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
 
     def fit(self, X, y):
