@@ -152,7 +152,8 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
-        res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score,
+        # polish=False: only the path's points (as on_group sees them) are scored
+        res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score, polish=False,
                     **(solver_params if budget is not None else dict(solver_params, tol=ranking_tol)))
     if budget is None:
         w = res.w.tocsr() if sp.issparse(res.w) else None

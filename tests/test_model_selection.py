@@ -71,10 +71,23 @@ def test_fold_path_scores_each_point_on_the_validation_part():
     scores, n_features, _, certified = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer,
                                                  params, debias=False)
     y_pm = np.where(y[train] == 1, 1.0, -1.0)
-    res = solve(X[train], y_pm, get_loss("f1"), 100.0, budget=2, max_outer=5, on_group=lambda *a: False)
+    res = solve(X[train], y_pm, get_loss("f1"), 100.0, budget=2, max_outer=5, polish=False)
     assert certified and len(scores) == len(res.path)
-    for score, (cols, w, w_b) in zip(scores[:-1], res.path[:-1]):        # the last one is polished later
+    for score, (cols, w, w_b) in zip(scores, res.path):       # every point as generated, the last unpolished
         assert score == pytest.approx(f1(y[test], X[test][:, cols] @ w + w_b))
+
+
+def test_without_polish_the_path_is_the_same_but_its_last_point_and_costs_fewer_planes():
+    X, y = _data(seed=2)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    kw = dict(budget=2, max_outer=5, tol=1e-4)
+    polished = solve(X, y_pm, get_loss("f1"), 100.0, **kw)
+    coarse = solve(X, y_pm, get_loss("f1"), 100.0, polish=False, **kw)
+    assert len(polished.path) == len(coarse.path) and polished.stop == coarse.stop
+    for (c1, w1, b1), (c2, w2, b2) in zip(polished.path[:-1], coarse.path[:-1]):
+        assert np.array_equal(c1, c2) and np.array_equal(w1, w2) and b1 == b2
+    assert coarse.n_iter < polished.n_iter and coarse.converged
+    assert polished.objective < coarse.objective            # the polish solved the last restricted problem further
 
 
 def test_cv_chooses_from_the_grid_refits_and_reports_results():
