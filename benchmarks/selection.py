@@ -369,6 +369,15 @@ def _merged(include, with_default=True):
     return rule
 
 
+def _without(drop):
+    """The shipped rule on the rows for which ``drop(row)`` is false (a cell's path then starts at its
+    first kept point; the smoothing window does not reach the dropped ones)."""
+    def rule(rows):
+        idx = [i for i, r in enumerate(rows) if not drop(r)]
+        return idx[rule_smooth([rows[i] for i in idx])] if idx else rule_smooth(rows)
+    return rule
+
+
 RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, shrinking ends)": rule_smooth_shrink,
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer, "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
@@ -378,7 +387,10 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth, n_iter_no_change=4": _early_stop(4), "smooth, n_iter_no_change=3": _early_stop(3),
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
          # tenth session: the folds' confusion tables pooled (records with "tables")
-         "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth}
+         "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth,
+         # fourteenth session: featureless path points (rare positives: the first groups' restricted
+         # optimum is the zero model) left out of the choice and of their neighbours' smoothing
+         "smooth, featureless points dropped": _without(lambda r: r["n_features"] == 0)}
 
 
 def _sigma_grid(factors):
