@@ -15,7 +15,7 @@ import argparse
 import warnings
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_wine, make_classification
+from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
@@ -39,8 +39,7 @@ def problems():
         "cancer-std": shared["cancer-std"],
         "cancer-raw": lambda: (cancer.data, cancer.target),                           # columns 1e-3 .. 4e3
         "wine1-std": lambda: (StandardScaler().fit_transform(wine.data), (wine.target == 1).astype(int)),
-        "dense-5k": lambda: make_classification(5_000, 100, n_informative=10, weights=[0.9], flip_y=0.02,
-                                                random_state=0),
+        "dense-5k": shared["dense-5k"],
     }
 
 

@@ -1,4 +1,6 @@
 """StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -251,6 +253,14 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.stop_ = result.stop
         self.history_ = result.history
         self.converged_ = result.converged
+        if self.selected_features_.shape[0] == 0:
+            warnings.warn(f"The fitted model has no features: on these data the {loss.name!r} loss's structural "
+                          f"SVM at C={C:.4g} has its optimum at w = 0 (objective {self.objective_:.6g}, lower bound "
+                          f"{self.lower_bound_:.6g}), so every example gets the same score and the same class. "
+                          "On noisy, imbalanced data every w may leave some labeling (for the F-measures: one "
+                          "without true positives) at the slack of w = 0, whatever C; the ranking loss "
+                          "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
+                          UserWarning, stacklevel=2)
         return self
 
     def _check_row_blocks(self, X, y):

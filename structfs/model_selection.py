@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
@@ -24,7 +24,7 @@ from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 from .solvers.data import weights_in
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS"]
+__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS"]
 
 # Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss
 # term is an average over the n examples (Delta in percent), so the same regularisation relative to a
@@ -36,6 +36,10 @@ DEFAULT_C_PER_SAMPLE = (0.3, 1.0, 3.0, 10.0)
 # None (no budget) is a candidate too: on SMS spam every sparse model was 4 F1 points below the full one.
 # It is left out when max_features is set (a cap needs a budget).
 DEFAULT_BUDGETS = (5, None)
+# When every candidate is the zero model (the loss's structural optimum is w = 0 at every C of the grid:
+# F-measures on noisy, imbalanced data), the search is run again with this ranking loss, scored by the
+# same measure (benchmarks/RESULTS.md, fourteenth session).
+FALLBACK_LOSS = "auc"
 
 
 class _LossScorer:
@@ -313,8 +317,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ``mean_n_features``, ``mean_fit_time``, ``certified``: False where a fold's fit ran out of
         ``max_iter`` planes without its certificate -- the search then warns once, not per fit)
     estimator_ : StructSVM refitted on all the data
-    coef_, intercept_, classes_, selected_features_, objective_, lower_bound_, gap_, n_iter_, n_outer_ :
-        those of ``estimator_``
+    coef_, intercept_, classes_, selected_features_, objective_, lower_bound_, gap_, n_iter_, n_outer_, loss_ :
+        those of ``estimator_``. ``loss_`` is the loss the model was trained on: ``loss``, or
+        ``FALLBACK_LOSS`` ("auc") when every candidate of the search was the zero model (the loss's
+        structural optimum is w = 0 at every C: F-measures on noisy, imbalanced data); the search then
+        warns and runs again with that ranking loss, scored by the same measure
     """
 
     def __init__(self, loss="f1", Cs=None, scale_C=True, budgets=None, cv=3, scoring=None, max_features=None,
@@ -418,7 +425,32 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "as OneVsRestClassifier(StructSVMCV(...)) or OneVsRestStructSVM for more.")
         if sp.issparse(X):
             X = sp.csr_matrix(X)
-        return self.refit_best(X, y, self.search(X, y, classes, self._folds(X, y)))
+        folds = self._folds(X, y)
+        table = self.search(X, y, classes, folds)
+        if not np.any(table["n_features"]):
+            return self._fit_fallback(X, y, classes, folds, table)
+        return self.refit_best(X, y, table)
+
+    def _fit_fallback(self, X, y, classes, folds, table):
+        """Every candidate's fold models had no features: the loss's structural SVM has its optimum at
+        w = 0 on these data (F-measures on noisy, imbalanced data: every w leaves a labeling without
+        true positives whose slack is 100%). Search again with ``FALLBACK_LOSS``, a ranking loss that has
+        no such trivial optimum, scored by this estimator's measure, and keep that. ``loss_`` says
+        which loss the returned model was trained on."""
+        loss = self._check_params()[0]
+        if loss.name == FALLBACK_LOSS:
+            return self.refit_best(X, y, table)            # nothing to fall back to; StructSVM warns
+        warnings.warn(f"Every candidate of the search was the zero model: on these data the {loss.name!r} loss's "
+                      f"structural SVM has its optimum at w = 0 for every C of the grid. Searching again with "
+                      f"loss={FALLBACK_LOSS!r} (a ranking loss without that trivial optimum), scored by the same "
+                      "measure; loss_ is the loss of the returned model.", UserWarning, stacklevel=3)
+        fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
+                                          scoring=check_scoring(self.scoring, loss))
+        fallback.refit_best(X, y, fallback.search(X, y, classes, folds))
+        for name, value in vars(fallback).items():
+            if name.endswith("_") and not name.startswith("_"):
+                setattr(self, name, value)
+        return self
 
     def refit_best(self, X, y, table):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y."""
@@ -439,6 +471,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
         self.estimator_.set_params(max_outer=max_outer).fit(X, y)
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
-                     "n_iter_", "n_outer_", "stop_"):
+                     "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
         return self

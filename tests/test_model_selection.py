@@ -275,3 +275,38 @@ def test_cross_validates_in_a_hashed_index_space_without_dense_weights():
     dense = StructSVMCV(Cs=[10.0], budgets=[1, None], max_outer=2, cv=2).fit(X, y)
     assert np.allclose(cv.cv_results_["mean_test_score"], dense.cv_results_["mean_test_score"])
     assert np.array_equal(cv.predict(Xh), dense.predict(X))
+
+
+def _degenerate(n=200, m=5, seed=0):
+    """10% positives barely shifted on one feature: every w leaves a labeling without true positives
+    whose F1 slack is 100%, so the F1 structural SVM's optimum is w = 0 at every C."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    y = (rng.random(n) < 0.1).astype(int)
+    X[y == 1, 0] += 0.3
+    return X, y
+
+
+def test_a_fit_whose_optimum_is_the_zero_model_warns():
+    X, y = _degenerate()
+    with pytest.warns(UserWarning, match="no features"):
+        est = StructSVM(loss="f1", C=1000.0).fit(X, y)
+    assert est.selected_features_.size == 0
+    assert est.gap_ <= 1000.0 * est.tol                # certified: w = 0 is the optimum, not a failure
+
+
+def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model():
+    X, y = _degenerate()
+    with pytest.warns(UserWarning, match="zero model"):
+        cv = StructSVMCV(loss="f1").fit(X, y)
+    assert cv.loss_.name == "auc" and cv.estimator_.loss == "auc"
+    assert cv.selected_features_.size > 0 and np.unique(cv.predict(X)).size == 2
+    assert np.isfinite(cv.cv_results_["mean_test_score"]).all()
+    # the fallback's candidates are scored by the F1 measure, not by its own (AUC)
+    ref = StructSVMCV(loss="auc", scoring="f1").fit(X, y)
+    assert np.allclose(cv.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"])
+    assert np.allclose(cv.coef_, ref.coef_) and cv.C_ == ref.C_
+    X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3).fit(X2, y2).loss_.name == "f1"
