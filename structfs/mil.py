@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_positive_float, check_positive_int
-from .model_selection import StructSVMCV, best_candidate, check_grid
+from .model_selection import StructSVMCV, best_candidate, budget_under_cap, check_grid
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
 
@@ -173,7 +173,9 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     max_instances : int or None, default=None
         Hard cap on the selected instances: the estimator's ``max_features`` (feature generation stops
         once the groups hold k instances; StructSVMCV and budgeted StructSVMs). An unbudgeted StructSVM
-        keeps its k heaviest instances and is refitted on them.
+        keeps its k heaviest instances and is refitted on them. With the default estimator the groups
+        are shrunk under a small cap (min(5, k // 5) instances, at least 1: ``budget_under_cap``), so
+        that the path to k has five points or more to choose from.
 
     Attributes
     ----------
@@ -226,6 +228,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         budgeted = searching or getattr(est, "budget", None) is not None
         if self.max_instances is not None and budgeted:
             est.set_params(max_features=self.max_instances)
+            if self.estimator is None:     # the default grid's budget, shrunk under a small cap
+                est.set_params(budgets=[budget_under_cap(b, self.max_instances) for b in MIL_BUDGETS])
         if searching:
             est._check_params()
         embedding = MILESEmbedding(None, self.standardize).fit(bags)

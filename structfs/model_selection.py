@@ -24,7 +24,7 @@ from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 from .solvers.data import weights_in
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS"]
+__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap"]
 
 # Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss
 # term is an average over the n examples (Delta in percent), so the same regularisation relative to a
@@ -36,6 +36,10 @@ DEFAULT_C_PER_SAMPLE = (0.3, 1.0, 3.0, 10.0)
 # None (no budget) is a candidate too: on SMS spam every sparse model was 4 F1 points below the full one.
 # It is left out when max_features is set (a cap needs a budget).
 DEFAULT_BUDGETS = (5, None)
+# Under a small cap a group of 5 leaves too short a path to choose on (max_features=10: two points).
+# The default budget is shrunk so that the path to the cap has at least this many points (see
+# budget_under_cap; measured on MIL with max_instances=10 and R8 with max_features=10, RESULTS.md).
+MIN_PATH_POINTS = 5
 # When every candidate is the zero model (the loss's structural optimum is w = 0 at every C of the grid:
 # F-measures on noisy, imbalanced data), the search is run again with this ranking loss, scored by the
 # same measure (benchmarks/RESULTS.md, fourteenth session).
@@ -81,6 +85,15 @@ def check_grid(values, name, check):
     if not values:
         raise ValueError(f"{name} is empty; give at least one value.")
     return [check(v, name) for v in values]
+
+
+def budget_under_cap(budget, max_features):
+    """A default budget under the cap ``max_features``: at most max_features / MIN_PATH_POINTS (at least
+    1), so that feature generation reaches the cap in MIN_PATH_POINTS groups or more; unchanged
+    without a cap or for caps of 25 and more."""
+    if budget is None or max_features is None:
+        return budget
+    return max(1, min(budget, max_features // MIN_PATH_POINTS))
 
 
 def _check_budget(value, name):
@@ -278,7 +291,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         squared norms count the pool's near instances, and the per-example grid was better there).
     budgets : sequence of (int or None) or None, default=None
         Candidate budgets; None in the sequence is the unbudgeted (SVMperf) problem, a single path
-        point. None: ``DEFAULT_BUDGETS`` = (5, None) — with ``max_features`` (5,): the path over the
+        point. None: ``DEFAULT_BUDGETS`` = (5, None) — with ``max_features`` k (min(5, k // 5),) (at
+        least 1: :func:`budget_under_cap`, so that the path to a small cap has five points): the path over the
         number of groups selects the sparsity, the budget only its step, and the unbudgeted problem is
         there for data where no sparse model is as good (SMS spam).
     cv : int, cross-validation generator or iterable, default=3
@@ -353,7 +367,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     def _check_params(self):
         """Validated (loss, Cs, budgets, scorer, solver parameters); ValueError before any fit."""
         Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
-        default = [b for b in DEFAULT_BUDGETS if b is not None or self.max_features is None]
+        default = [budget_under_cap(b, self.max_features) for b in DEFAULT_BUDGETS
+                   if b is not None or self.max_features is None]
         budgets = check_grid(default if self.budgets is None else self.budgets, "budgets", _check_budget)
         for name in ("scale_C", "debias"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):

@@ -131,6 +131,14 @@ def test_max_instances_with_a_budget_stops_feature_generation_without_truncating
     assert len(unbudgeted.selected_instances_) <= 3 and unbudgeted.columns_.shape == (3,)
 
 
+def test_a_small_instance_cap_shrinks_the_default_groups_so_the_path_has_five_points():
+    rng = np.random.default_rng(6)
+    bags, y = _bags(rng, n_bags=40)
+    clf = MILESClassifier(max_instances=10).fit(bags, y)
+    assert set(clf.estimator_.cv_results_["param_budget"]) == {2} and len(clf.selected_instances_) <= 10
+    assert MILESClassifier(max_instances=10).get_params()["estimator"] is None       # fit did not touch it
+
+
 def test_default_classifier_selects_C_budget_instances_and_sigma_by_cv():
     rng = np.random.default_rng(7)
     bags, y = _bags(rng, n_bags=36)

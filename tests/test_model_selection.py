@@ -310,3 +310,15 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         assert StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3).fit(X2, y2).loss_.name == "f1"
+
+
+def test_under_a_small_cap_the_default_budget_leaves_a_path_of_five_points():
+    from structfs.model_selection import budget_under_cap
+
+    assert [budget_under_cap(5, k) for k in (1, 4, 5, 10, 14, 15, 24, 25, 100)] == [1, 1, 1, 2, 2, 3, 4, 5, 5]
+    assert budget_under_cap(5, None) == 5 and budget_under_cap(None, 3) is None
+    X, y = _data(seed=3)
+    cv = StructSVMCV(Cs=[100.0], max_features=10, max_outer=6).fit(X, y)
+    assert set(cv.cv_results_["param_budget"]) == {2} and cv.selected_features_.size <= 10
+    assert set(StructSVMCV(Cs=[100.0], budgets=[5], max_features=10, max_outer=2).fit(X, y)
+               .cv_results_["param_budget"]) == {5}                     # an explicit grid is kept
