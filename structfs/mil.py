@@ -195,7 +195,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
 
     def _resolve_estimator(self):
         if self.estimator is None:     # selecting instances is the point of MILES: no unbudgeted candidate
-            return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=MIL_BUDGETS, scale_C=False)
+            budgets = [budget_under_cap(b, self.max_instances) for b in MIL_BUDGETS]    # shrunk under a small cap
+            return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=budgets, scale_C=False)
         if self.loss is not None:
             raise ValueError("loss is a shortcut for the default estimator; with estimator=... set the loss on "
                              "the estimator itself.")
@@ -211,12 +212,12 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         return [check_positive_float(self.sigma, "sigma")]
 
     def fit(self, bags, y):
+        if self.max_instances is not None:
+            check_positive_int(self.max_instances, "max_instances")
         est = self._resolve_estimator()
         searching = isinstance(est, StructSVMCV)
         if self.sigma is not None:
             self._sigmas(1.0, searching)               # bad sigma fails before any work
-        if self.max_instances is not None:
-            check_positive_int(self.max_instances, "max_instances")
         bags = check_bags(bags)
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != len(bags):
@@ -228,8 +229,6 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         budgeted = searching or getattr(est, "budget", None) is not None
         if self.max_instances is not None and budgeted:
             est.set_params(max_features=self.max_instances)
-            if self.estimator is None:     # the default grid's budget, shrunk under a small cap
-                est.set_params(budgets=[budget_under_cap(b, self.max_instances) for b in MIL_BUDGETS])
         if searching:
             est._check_params()
         embedding = MILESEmbedding(None, self.standardize).fit(bags)
