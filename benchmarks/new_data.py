@@ -40,7 +40,15 @@ def problems():
         # fewer informative columns: the F1 loss's structural optimum is w = 0 at every C (the fallback)
         "dense-5k": lambda: make_classification(5_000, 100, n_informative=10, weights=[0.9], flip_y=0.02,
                                                 random_state=0),
+        # the same with columns min-max scaled to [0, 1] (scaled on all rows, as cancer-std): not centred, so
+        # a ranking model's intercept 0 (the fallback's) sits nowhere near the classes' scores
+        "dense-5k-minmax": lambda: _minmax(*make_classification(5_000, 100, n_informative=10, weights=[0.9],
+                                                                flip_y=0.02, random_state=0)),
     }
+
+
+def _minmax(X, y):
+    return MinMaxScaler().fit_transform(X), y
 
 
 def run(name, X, y, c_times_n=None, seed=0):

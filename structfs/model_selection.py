@@ -42,7 +42,8 @@ DEFAULT_BUDGETS = (5, None)
 MIN_PATH_POINTS = 5
 # When every candidate is the zero model (the loss's structural optimum is w = 0 at every C of the grid:
 # F-measures on noisy, imbalanced data), the search is run again with this ranking loss, scored by the
-# same measure (benchmarks/RESULTS.md, fourteenth session).
+# same measure, each model's intercept moved to the best cut of the loss's measure on its training scores
+# (benchmarks/RESULTS.md, fourteenth and fifteenth sessions).
 FALLBACK_LOSS = "auc"
 
 
@@ -131,13 +132,15 @@ def grid_unit(norms):
 
 
 def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
-              n_iter_no_change=None):
+              n_iter_no_change=None, threshold_loss=None):
     """Fit one (C, budget) cell on ``train`` and score every point of its path on ``test``.
 
     ``columns`` (optional) restricts the fold to those features (MIL: the instances of the training
     fold's bags). ``debias``: every point is refitted without budget on its features at the same C
     (StructSVM's ``refit=C``), sharing cutting planes along the path. ``n_iter_no_change``: stop the
-    path once the validation score has not improved for that many groups. Returns (scores, n_features,
+    path once the validation score has not improved for that many groups. ``threshold_loss``: each
+    point's intercept is moved to the best cut of that loss's measure on the fold's training scores
+    (:func:`best_threshold`; the fallback's ranking models learn no threshold). Returns (scores, n_features,
     seconds, certified): one score and feature count per path point (a single point without budget),
     and whether every solve of the task ended with its certificate (False: one ran out of ``max_iter``
     planes and its points were scored on an approximate solution). The solves do not warn each: the
@@ -163,6 +166,8 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
         if refitter is not None:       # the budget selects the features, the unbudgeted problem weighs them
             cols, w, w_b = refitter.refit(cols[w != 0])
         point = _point(cols, w, bias * w_b, classes, m)
+        if threshold_loss is not None:
+            point.intercept_ = point.intercept_ - best_threshold(threshold_loss, y_pm, point.decision_function(X_tr))
         scores.append(scorer(point, X_te, y[test]))
         n_features.append(int(point.selected_features_.shape[0]))
         return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
@@ -177,6 +182,27 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
         score(*((w.indices, w.data) if w is not None else (np.arange(m), res.w)), res.w_b)
     certified = bool(res.converged) and (refitter is None or refitter.uncertified == 0)
     return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
+
+
+def best_threshold(loss, y, s):
+    """The cut t maximising the contingency ``loss``'s measure of the labeling ``s - t > 0`` (labels
+    ``y`` in -1/+1): every cut between two distinct scores is tried (the loss's Delta on the tables of
+    all of them at once, O(n log n)); t is the midpoint of the gap, ties go to the fewest positives."""
+    order = np.argsort(-s, kind="stable")
+    ranked, positive = s[order], y[order] > 0
+    a = np.concatenate(([0], np.cumsum(positive)))              # cut after the k highest scores
+    b = np.arange(ranked.shape[0] + 1) - a
+    P, N = a[-1], b[-1]
+    mask = loss._feasible_mask(a, b, P, N)
+    delta = np.array(loss._delta_table(a, b, P - a, N - b, mask), dtype=float)
+    admissible = np.ones(a.shape[0], dtype=bool) if mask is None else mask.copy()
+    admissible[1:-1] &= ranked[:-1] > ranked[1:]                 # no cut inside a tie
+    if not admissible.any():
+        return 0.0
+    k = int(np.flatnonzero(admissible)[np.argmin(delta[admissible])])
+    above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
+    below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
+    return float((above + below) / 2.0)
 
 
 def grid_results(cells, outputs, n_folds):
@@ -335,7 +361,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         those of ``estimator_``. ``loss_`` is the loss the model was trained on: ``loss``, or
         ``FALLBACK_LOSS`` ("auc") when every candidate of the search was the zero model (the loss's
         structural optimum is w = 0 at every C: F-measures on noisy, imbalanced data); the search then
-        warns and runs again with that ranking loss, scored by the same measure
+        warns and runs again with that ranking loss, scored by the same measure, and since a ranking
+        loss learns no threshold, every model's ``intercept_`` is moved to the best cut of ``loss``'s
+        measure on its training scores (:func:`best_threshold`)
     """
 
     def __init__(self, loss="f1", Cs=None, scale_C=True, budgets=None, cv=3, scoring=None, max_features=None,
@@ -401,9 +429,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                  "lower cv or pass a splitter.")
         return list(check_cv(self.cv, y, classifier=True).split(X, y))
 
-    def search(self, X, y, classes, folds, columns=None):
+    def search(self, X, y, classes, folds, columns=None, threshold_loss=None):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
-        restricts fold f's features); used by :meth:`fit` and by MILESClassifier."""
+        restricts fold f's features; ``threshold_loss``: see :func:`fold_path`); used by :meth:`fit` and
+        by MILESClassifier."""
         from joblib import Parallel, delayed
 
         loss, Cs, budgets, scorer, solver_params = self._check_params()
@@ -421,7 +450,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         outputs = Parallel(n_jobs=self.n_jobs)(
             delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss, C, B, scorer, solver_params,
-                               None if columns is None else columns[f], self.debias, self.n_iter_no_change)
+                               None if columns is None else columns[f], self.debias, self.n_iter_no_change,
+                               threshold_loss)
             for f, C, B in tasks)
         return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
 
@@ -442,33 +472,44 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             X = sp.csr_matrix(X)
         folds = self._folds(X, y)
         table = self.search(X, y, classes, folds)
-        if not np.any(table["n_features"]):
-            return self._fit_fallback(X, y, classes, folds, table)
-        return self.refit_best(X, y, table)
-
-    def _fit_fallback(self, X, y, classes, folds, table):
-        """Every candidate's fold models had no features: the loss's structural SVM has its optimum at
-        w = 0 on these data (F-measures on noisy, imbalanced data: every w leaves a labeling without
-        true positives whose slack is 100%). Search again with ``FALLBACK_LOSS``, a ranking loss that has
-        no such trivial optimum, scored by this estimator's measure, and keep that. ``loss_`` says
-        which loss the returned model was trained on."""
-        loss = self._check_params()[0]
-        if loss.name == FALLBACK_LOSS:
-            return self.refit_best(X, y, table)            # nothing to fall back to; StructSVM warns
-        warnings.warn(f"Every candidate of the search was the zero model: on these data the {loss.name!r} loss's "
-                      f"structural SVM has its optimum at w = 0 for every C of the grid. Searching again with "
-                      f"loss={FALLBACK_LOSS!r} (a ranking loss without that trivial optimum), scored by the same "
-                      "measure; loss_ is the loss of the returned model.", UserWarning, stacklevel=3)
-        fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
-                                          scoring=check_scoring(self.scoring, loss))
-        fallback.refit_best(X, y, fallback.search(X, y, classes, folds))
-        for name, value in vars(fallback).items():
+        fallback = self.fallback(table)
+        if fallback is None:
+            return self.refit_best(X, y, table)
+        fallback, threshold_loss = fallback
+        fallback.refit_best(X, y, fallback.search(X, y, classes, folds, threshold_loss=threshold_loss), threshold_loss)
+        for name, value in vars(fallback).items():        # its fitted attributes (loss_ among them)
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
         return self
 
-    def refit_best(self, X, y, table):
-        """Set the cross-validation results from ``table`` and fit its best candidate on X, y."""
+    def fallback(self, table):
+        """(estimator, threshold_loss) to search and refit with instead when every candidate of ``table``
+        is the zero model, else None.
+
+        Then the loss's structural SVM has its optimum at w = 0 on these data (F-measures on noisy,
+        imbalanced data: every w leaves a labeling without true positives whose slack is 100%; w = 0
+        is optimal at one C iff at every C, since the regulariser's gradient vanishes there). This
+        warns and returns a copy of this estimator with ``FALLBACK_LOSS``, a ranking loss without such
+        a trivial optimum, scored by this estimator's measure; ``loss_`` of the returned model says
+        which loss it was trained on. A ranking loss learns no threshold (its intercept is 0, wherever
+        the classes' scores lie), so ``threshold_loss`` -- this estimator's loss, if a contingency loss
+        -- moves every model's intercept to the best cut of its measure on the training scores. Used
+        by :meth:`fit` and by MILESClassifier."""
+        if np.any(table["n_features"]):
+            return None
+        loss = self._check_params()[0]
+        if loss.name == FALLBACK_LOSS:
+            return None                                    # nothing to fall back to; the refit warns
+        warnings.warn(f"Every candidate of the search was the zero model: on these data the {loss.name!r} loss's "
+                      f"structural SVM has its optimum at w = 0 for every C of the grid. Searching again with "
+                      f"loss={FALLBACK_LOSS!r} (a ranking loss without that trivial optimum), scored by the same "
+                      "measure; loss_ is the loss of the returned model.", UserWarning, stacklevel=3)
+        fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None, scoring=check_scoring(self.scoring, loss))
+        return fallback, (loss if loss.is_contingency else None)
+
+    def refit_best(self, X, y, table, threshold_loss=None):
+        """Set the cross-validation results from ``table`` and fit its best candidate on X, y
+        (``threshold_loss``: its intercept moved to that loss's best cut, see :func:`fold_path`)."""
         best = best_candidate(table)
         self.cv_results_ = cv_results(table)
         uncertified = ~self.cv_results_["certified"]
@@ -485,6 +526,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         refit = self.C_ if self.debias and self.budget_ is not None else None
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
         self.estimator_.set_params(max_outer=max_outer).fit(X, y)
+        if threshold_loss is not None:
+            y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
+            self.estimator_.intercept_ = self.estimator_.intercept_ - best_threshold(
+                threshold_loss, y_pm, self.estimator_.decision_function(X))
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from structfs.datasets import load_mil_csv
+from structfs.metrics import f1
 from structfs import StructSVM, StructSVMCV
 from structfs.mil import MILESClassifier, MILESEmbedding
 
@@ -164,3 +165,28 @@ def test_loss_shortcut_and_its_conflict_with_an_estimator():
         MILESClassifier(loss="auc", estimator=StructSVM()).fit(bags, y)
     with pytest.raises(ValueError, match="sigma"):
         MILESClassifier(sigma=[]).fit(bags, y)
+
+
+def test_the_search_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(monkeypatch):
+    # A MILES embedding has about as many features as training bags, so no small MIL problem has its
+    # F1 optimum at w = 0; the F1 search's tables are made featureless to stand in for one.
+    rng = np.random.default_rng(9)
+    bags, y = _bags(rng, n_bags=24)
+    search = StructSVMCV.search
+
+    def f1_featureless(self, *args, **kwargs):
+        table = search(self, *args, **kwargs)
+        if self.loss == "f1":
+            table["n_features"] = [0.0] * len(table["n_features"])
+        return table
+
+    monkeypatch.setattr(StructSVMCV, "search", f1_featureless)
+    est = StructSVMCV(Cs=[10.0], budgets=[1], max_outer=3)
+    with pytest.warns(UserWarning, match="zero model"):
+        clf = MILESClassifier(estimator=est, sigma=[1.0, 2.0]).fit(bags, y)
+    assert clf.estimator_.loss_.name == "auc" and est.loss == "f1"          # the user's estimator untouched
+    # the ranking model's threshold is the best cut of F1 on the training bags' scores
+    s, y_pm = clf.decision_function(bags), np.where(y == 1, 1.0, -1.0)
+    cuts = np.unique(s)
+    best = max(f1(y_pm, s - t) for t in np.concatenate(((cuts[1:] + cuts[:-1]) / 2, [cuts[0] - 1])))
+    assert f1(y_pm, s) == pytest.approx(best)

@@ -3,6 +3,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
@@ -303,14 +305,42 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     assert cv.loss_.name == "auc" and cv.estimator_.loss == "auc"
     assert cv.selected_features_.size > 0 and np.unique(cv.predict(X)).size == 2
     assert np.isfinite(cv.cv_results_["mean_test_score"]).all()
-    # the fallback's candidates are scored by the F1 measure, not by its own (AUC)
-    ref = StructSVMCV(loss="auc", scoring="f1").fit(X, y)
-    assert np.allclose(cv.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"])
-    assert np.allclose(cv.coef_, ref.coef_) and cv.C_ == ref.C_
+    # the ranking loss learns no threshold: the intercept is the best cut of F1 on the training scores
+    s = cv.decision_function(X)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    cuts = np.unique(s)
+    best = max(f1(y_pm, s - t) for t in np.concatenate(((cuts[1:] + cuts[:-1]) / 2, [cuts[0] - 1])))
+    assert f1(y_pm, s) == pytest.approx(best)
+    assert cv.intercept_[0] != 0.0                  # the AUC refit's own intercept is 0: it was moved
     X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         assert StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3).fit(X2, y2).loss_.name == "f1"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(-4, 4)), min_size=2, max_size=14),
+       st.sampled_from([("f1", {}), ("fbeta", {"beta": 2.0}), ("error", {}), ("prbep", {})]))
+def test_best_threshold_is_the_best_cut_between_distinct_scores(examples, loss_spec):
+    from structfs.model_selection import best_threshold
+
+    y = np.array([1.0 if p else -1.0 for p, _ in examples])
+    s = np.array([v / 2.0 for _, v in examples])          # ties on purpose: a cut never splits them
+    assume((y > 0).any() and (y < 0).any())
+    loss = get_loss(loss_spec[0], **loss_spec[1])
+    cuts = np.unique(s)
+    measures = []
+    for t in np.concatenate(([cuts[-1] + 1.0], (cuts[1:] + cuts[:-1]) / 2.0, [cuts[0] - 1.0])):
+        labels = np.where(s > t, 1.0, -1.0)
+        a, b = np.count_nonzero((labels > 0) & (y > 0)), np.count_nonzero((labels > 0) & (y < 0))
+        mask = loss._feasible_mask(np.int64(a), np.int64(b), np.count_nonzero(y > 0), np.count_nonzero(y < 0))
+        if mask is None or bool(mask):
+            measures.append(100.0 - loss.delta(y, labels))
+    t = best_threshold(loss, y, s)
+    if not measures:                                     # PRBEP: no cut between distinct scores has P above it
+        assert t == 0.0
+        return
+    assert 100.0 - loss.delta(y, np.where(s > t, 1.0, -1.0)) == pytest.approx(max(measures))
 
 
 def test_under_a_small_cap_the_default_budget_leaves_a_path_of_five_points():
