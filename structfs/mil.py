@@ -272,7 +272,6 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[(scores > 0).astype(int)]
 
 
-
 def _search_widths(est, D, sigmas, y, classes, folds, columns, threshold_loss=None):
     """StructSVMCV ``est``'s search table on the embedding of squared distances ``D`` at every kernel
     width in ``sigmas``, the tables joined (a ``sigma`` entry per candidate)."""

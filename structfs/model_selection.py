@@ -24,7 +24,7 @@ from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 from .solvers.data import weights_in
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap"]
+__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap", "best_threshold"]
 
 # Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss
 # term is an average over the n examples (Delta in percent), so the same regularisation relative to a
