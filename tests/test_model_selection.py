@@ -353,3 +353,37 @@ def test_under_a_small_cap_the_default_budget_leaves_a_path_of_five_points():
     assert set(cv.cv_results_["param_budget"]) == {2} and cv.selected_features_.size <= 10
     assert set(StructSVMCV(Cs=[100.0], budgets=[5], max_features=10, max_outer=2).fit(X, y)
                .cv_results_["param_budget"]) == {5}                     # an explicit grid is kept
+
+
+def _one_percent_positives():
+    """21 training positives in 2,100 (make_classification, no flipped labels): the F1 objective is flat
+    near w = 0, the first groups' restricted optimum is the zero model, later ones have features."""
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import train_test_split
+
+    X, y = make_classification(3000, 50, n_informative=5, weights=[0.99], flip_y=0, random_state=2)
+    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)[::2]
+
+
+def test_a_path_point_is_the_zero_model_only_where_its_restricted_optimum_is():
+    # a 1% solve may stop at w = 0 (within 1% of the objective) while the restricted optimum has features;
+    # such points are solved to tol, so a path point and the fit polished at its length agree
+    X, y = _one_percent_positives()
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    C = 0.15 * X.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = solve(X, y_pm, get_loss("f1"), C, budget=5, max_outer=12, polish=False).path
+        featured = [bool(np.any(w)) for _, w, _ in path]
+        assert not featured[0] and featured[-1]          # the problem has both kinds of points
+        for k in (featured.index(True), featured.index(True) + 1):
+            fit = StructSVM(C=C, budget=5, max_outer=k).fit(X, y)
+            assert (fit.selected_features_.size > 0) == featured[k - 1]
+
+
+def test_a_refit_featureless_at_the_chosen_length_takes_the_first_length_with_features():
+    X, y = _one_percent_positives()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)   # no "no features" warning: the model has them
+        cv = StructSVMCV(loss="f1").fit(X, y)
+    assert cv.selected_features_.size > 0 and cv.n_outer_ >= cv.n_groups_
