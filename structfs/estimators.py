@@ -45,6 +45,10 @@ def _row_blocks_of_dask(X):
     return DaskRowBlocks.from_dask_array(X)
 
 
+# The start of the warning a fit ending with no feature raises (model selection filters it by this text).
+NO_FEATURES = "The fitted model has no features"
+
+
 class LinearBinaryMixin:
     """``decision_function``/``predict`` of a fitted binary linear model (``coef_``, ``intercept_``,
     ``classes_``) and its scikit-learn tags: shared by StructSVM and StructSVMCV."""
@@ -254,7 +258,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.history_ = result.history
         self.converged_ = result.converged
         if self.selected_features_.shape[0] == 0:
-            warnings.warn(f"The fitted model has no features: on these data the {loss.name!r} loss's structural "
+            warnings.warn(f"{NO_FEATURES}: on these data the {loss.name!r} loss's structural "
                           f"SVM at C={C:.4g} has its optimum at w = 0 (objective {self.objective_:.6g}, lower bound "
                           f"{self.lower_bound_:.6g}), so every example gets the same score and the same class. "
                           "On noisy, imbalanced data every w may leave some labeling (for the F-measures: one "

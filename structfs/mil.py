@@ -159,9 +159,9 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         squared norm counts the pool's instances near it (10 to 4,800 on the dev sets), and the grid
         divided by it cost musk2 7.0 and elephant 2.4 F1 points (benchmarks/RESULTS.md). A StructSVMCV is
         cross-validated as above (its grid, folds and n_jobs are used); any other estimator is fitted
-        once on the embedding with a fixed sigma. When every candidate of the search (every width) is
-        the zero model, the search is run again with the ranking loss ``FALLBACK_LOSS`` ("auc"),
-        scored by the same measure, and warns (as StructSVMCV's own fit; ``estimator_.loss_``).
+        once on the embedding with a fixed sigma. Where the loss gives the zero model (every candidate
+        of every width, or the refitted model), the search falls back to the ranking loss
+        ``FALLBACK_LOSS`` ("auc") and warns, as StructSVMCV's own fit (``estimator_.loss_``).
     loss : str, Loss or None, default=None
         Shortcut for the default estimator's loss ("f1" when None); give the loss to ``estimator``
         instead when you pass one.
@@ -241,12 +241,17 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
             # sigma only rescales the precomputed distances, so each width costs the grid's fits only
             folds = est._folds(np.zeros((len(bags), 1)), y)
             columns = [np.flatnonzero(np.isin(embedding.pool_bag_, train)) for train, _ in folds]
-            table = _search_widths(est, D, sigmas, y, classes, folds, columns)
-            fallback, threshold_loss = est.fallback(table) or (None, None)   # every candidate the zero model
-            if fallback is not None:
-                est, table = fallback, _search_widths(fallback, D, sigmas, y, classes, folds, columns, threshold_loss)
-            sigma = table["sigma"][best_candidate(table)]
-            est.refit_best(np.exp(-D / (2.0 * sigma ** 2)), y, table, threshold_loss)
+            widths = {}
+
+            def search(estimator, threshold_loss):
+                return _search_widths(estimator, D, sigmas, y, classes, folds, columns, threshold_loss)
+
+            def embedding_at_best(table):
+                widths["best"] = table["sigma"][best_candidate(table)]
+                return np.exp(-D / (2.0 * widths["best"] ** 2))
+
+            est = est.search_and_refit(search, embedding_at_best, y)    # may fall back to a ranking loss
+            sigma = widths["best"]
         else:
             sigma = sigmas[0]
             Z = np.exp(-D / (2.0 * sigma ** 2))

@@ -19,7 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ._validation import check_positive_float, check_positive_int
-from .estimators import LinearBinaryMixin, StructSVM
+from .estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
 from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 from .solvers.data import weights_in
@@ -471,41 +471,56 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         folds = self._folds(X, y)
-        table = self.search(X, y, classes, folds)
-        fallback = self.fallback(table)
-        if fallback is None:
-            return self.refit_best(X, y, table)
-        fallback, threshold_loss = fallback
-        fallback.refit_best(X, y, fallback.search(X, y, classes, folds, threshold_loss=threshold_loss), threshold_loss)
-        for name, value in vars(fallback).items():        # its fitted attributes (loss_ among them)
+        fitted = self.search_and_refit(lambda est, threshold_loss: est.search(X, y, classes, folds,
+                                                                             threshold_loss=threshold_loss),
+                                       lambda table: X, y)
+        for name, value in vars(fitted).items():        # the fallback's fitted attributes (loss_ among them)
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
         return self
 
-    def fallback(self, table):
-        """(estimator, threshold_loss) to search and refit with instead when every candidate of ``table``
-        is the zero model, else None.
+    def search_and_refit(self, search, refit_data, y):
+        """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
+        model; returns the fitted estimator (this one, or the fallback copy). Used by :meth:`fit` and
+        by MILESClassifier.
 
-        Then the loss's structural SVM has its optimum at w = 0 on these data (F-measures on noisy,
-        imbalanced data: every w leaves a labeling without true positives whose slack is 100%; w = 0
-        is optimal at one C iff at every C, since the regulariser's gradient vanishes there). This
-        warns and returns a copy of this estimator with ``FALLBACK_LOSS``, a ranking loss without such
-        a trivial optimum, scored by this estimator's measure; ``loss_`` of the returned model says
-        which loss it was trained on. A ranking loss learns no threshold (its intercept is 0, wherever
-        the classes' scores lie), so ``threshold_loss`` -- this estimator's loss, if a contingency loss
-        -- moves every model's intercept to the best cut of its measure on the training scores. Used
-        by :meth:`fit` and by MILESClassifier."""
-        if np.any(table["n_features"]):
-            return None
+        ``search(estimator, threshold_loss)`` returns an estimator's candidate table, ``refit_data(table)``
+        the X to refit its best candidate on (MILES: the embedding at the chosen width).
+
+        The fallback: when every candidate is the zero model, or the model refitted on all the data is,
+        the loss's structural SVM has its optimum at w = 0 on these data (F-measures on noisy,
+        imbalanced data or few positives: every w leaves a labeling without true positives whose slack
+        is 100%; w = 0 is optimal at one C iff at every C, since the regulariser's gradient vanishes
+        there). Rather than a constant classifier, this warns and searches again with a copy of this
+        estimator with ``FALLBACK_LOSS``, a ranking loss without such a trivial optimum, scored by this
+        estimator's measure; ``loss_`` of the returned model says which loss it was trained on. A
+        ranking loss learns no threshold (its intercept is 0 wherever the classes' scores lie), so
+        every model of that search has its intercept moved to the best cut of this estimator's loss's
+        measure on its training scores (``threshold_loss``, for a contingency loss).
+        """
         loss = self._check_params()[0]
-        if loss.name == FALLBACK_LOSS:
-            return None                                    # nothing to fall back to; the refit warns
-        warnings.warn(f"Every candidate of the search was the zero model: on these data the {loss.name!r} loss's "
-                      f"structural SVM has its optimum at w = 0 for every C of the grid. Searching again with "
-                      f"loss={FALLBACK_LOSS!r} (a ranking loss without that trivial optimum), scored by the same "
-                      "measure; loss_ is the loss of the returned model.", UserWarning, stacklevel=3)
+        can_fall_back = loss.name != FALLBACK_LOSS
+        table = search(self, None)
+        if np.any(table["n_features"]):
+            with warnings.catch_warnings():
+                if can_fall_back:                 # a featureless model falls back below rather than warn
+                    warnings.filterwarnings("ignore", message=NO_FEATURES, category=UserWarning)
+                self.refit_best(refit_data(table), y, table)
+            if self.selected_features_.size > 0 or not can_fall_back:
+                return self
+            what = "The model refitted on all the data was the zero model"
+        elif not can_fall_back:
+            return self.refit_best(refit_data(table), y, table)        # StructSVM warns
+        else:
+            what = "Every candidate of the search was the zero model"
+        warnings.warn(f"{what}: on these data the {loss.name!r} loss's structural SVM has its optimum at w = 0. "
+                      f"Searching again with loss={FALLBACK_LOSS!r} (a ranking loss without that trivial "
+                      "optimum), scored by the same measure, each model's threshold the best cut of the measure "
+                      "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=3)
         fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None, scoring=check_scoring(self.scoring, loss))
-        return fallback, (loss if loss.is_contingency else None)
+        threshold_loss = loss if loss.is_contingency else None
+        table = search(fallback, threshold_loss)
+        return fallback.refit_best(refit_data(table), y, table, threshold_loss)
 
     def _first_featured_length(self, X, y):
         """The number of groups, n_groups_ or more, after which the chosen cell's path on all of X, y
@@ -544,7 +559,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
         with warnings.catch_warnings():
             if self.n_groups_ is not None:     # a featureless path prefix is handled below, not warned about
-                warnings.filterwarnings("ignore", message="The fitted model has no features", category=UserWarning)
+                warnings.filterwarnings("ignore", message=NO_FEATURES, category=UserWarning)
             self.estimator_.set_params(max_outer=max_outer).fit(X, y)
         if self.n_groups_ is not None and self.estimator_.selected_features_.size == 0:
             # With few positives the first groups' restricted optimum can be w = 0, and on all the data that

@@ -387,3 +387,19 @@ def test_a_refit_featureless_at_the_chosen_length_takes_the_first_length_with_fe
         warnings.simplefilter("error", UserWarning)   # no "no features" warning: the model has them
         cv = StructSVMCV(loss="f1").fit(X, y)
     assert cv.selected_features_.size > 0 and cv.n_outer_ >= cv.n_groups_
+
+
+@pytest.mark.slow
+def test_a_refitted_zero_model_falls_back_to_the_ranking_loss():
+    # the folds' paths at this C have features, the path on all the data has none within max_outer
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import train_test_split
+
+    X, y = make_classification(3000, 50, n_informative=5, weights=[0.99], flip_y=0, random_state=2)
+    X, _, y, _ = train_test_split(X, y, test_size=0.3, stratify=y, random_state=2)
+    with pytest.warns(UserWarning, match="refitted on all the data was the zero model"):
+        cv = StructSVMCV(Cs=[100.0], budgets=[5]).fit(X, y)
+    assert cv.loss_.name == "auc" and cv.selected_features_.size > 0
+    s, y_pm = cv.decision_function(X), np.where(y == 1, 1.0, -1.0)
+    cuts = np.unique(s)
+    assert f1(y_pm, s) == pytest.approx(max(f1(y_pm, s - t) for t in (cuts[1:] + cuts[:-1]) / 2))
