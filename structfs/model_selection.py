@@ -522,23 +522,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         table = search(fallback, threshold_loss)
         return fallback.refit_best(refit_data(table), y, table, threshold_loss)
 
-    def _first_featured_length(self, X, y):
-        """The number of groups, n_groups_ or more, after which the chosen cell's path on all of X, y
-        first has a feature; max_outer if it never does."""
-        loss, _, _, _, solver_params = self._check_params()
-        y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
-        lengths = []
-
-        def stop_at_features(cols, w, w_b):
-            lengths.append(bool(np.any(w != 0)))
-            return lengths[-1] and len(lengths) >= self.n_groups_
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            solve(X, y_pm, loss, self.C_, budget=self.budget_, on_group=stop_at_features, polish=False,
-                  **solver_params)
-        return len(lengths) if lengths and lengths[-1] else self.max_outer
-
     def refit_best(self, X, y, table, threshold_loss=None):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y
         (``threshold_loss``: its intercept moved to that loss's best cut, see :func:`fold_path`)."""
@@ -557,15 +540,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
         refit = self.C_ if self.debias and self.budget_ is not None else None
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
-        with warnings.catch_warnings():
-            if self.n_groups_ is not None:     # a featureless path prefix is handled below, not warned about
-                warnings.filterwarnings("ignore", message=NO_FEATURES, category=UserWarning)
-            self.estimator_.set_params(max_outer=max_outer).fit(X, y)
-        if self.n_groups_ is not None and self.estimator_.selected_features_.size == 0:
-            # With few positives the first groups' restricted optimum can be w = 0, and on all the data that
-            # featureless prefix may run longer than in the folds: the model is then taken from the first
-            # group with features (StructSVM warns if none within max_outer has any).
-            self.estimator_.set_params(max_outer=self._first_featured_length(X, y)).fit(X, y)
+        self.estimator_.set_params(max_outer=max_outer).fit(X, y)
         if threshold_loss is not None:
             y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
             self.estimator_.intercept_ = self.estimator_.intercept_ - best_threshold(

@@ -265,11 +265,6 @@ def _generate_groups(X, y, loss, C, ws, cache, state, inner_kw, *, budget, tol, 
         # has to point at the next group); the last one is polished to tol below.
         coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
         status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **dict(inner_kw, tol=coarse))
-        if status == "converged" and coarse > tol and not np.any(state.w_cache):
-            # The zero model within 1% is no answer: with few positives an F-measure's objective is
-            # flat near w = 0 (every w's slack within a point of w = 0's 100), so a coarse solve stops
-            # there while the restricted optimum has features. Solve that restricted problem to tol.
-            status, restricted = inner_solve(ws, cache, y, loss, state, outer=n_outer, **inner_kw)
         path.append((state.cols.copy(), state.w_cache.copy(), state.w_b))
         if on_group is not None and on_group(*path[-1]):
             stop = "callback"
