@@ -24,7 +24,8 @@ from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 from .solvers.data import weights_in
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap", "best_threshold"]
+__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap",
+           "best_threshold"]
 
 # Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss
 # term is an average over the n examples (Delta in percent), so the same regularisation relative to a
@@ -40,10 +41,10 @@ DEFAULT_BUDGETS = (5, None)
 # The default budget is shrunk so that the path to the cap has at least this many points (see
 # budget_under_cap; measured on MIL with max_instances=10 and R8 with max_features=10, RESULTS.md).
 MIN_PATH_POINTS = 5
-# When every candidate is the zero model (the loss's structural optimum is w = 0 at every C of the grid:
-# F-measures on noisy, imbalanced data), the search is run again with this ranking loss, scored by the
-# same measure, each model's intercept moved to the best cut of the loss's measure on its training scores
-# (benchmarks/RESULTS.md, fourteenth and fifteenth sessions).
+# When every candidate is the zero model, or the refitted model is (the loss's structural optimum is w = 0:
+# F-measures on noisy, imbalanced data, or with few positives), the search is run again with this ranking
+# loss, scored by the same measure, each model's intercept moved to the best cut of the loss's measure on
+# its training scores (benchmarks/RESULTS.md, fourteenth and fifteenth sessions).
 FALLBACK_LOSS = "auc"
 
 
@@ -359,8 +360,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     estimator_ : StructSVM refitted on all the data
     coef_, intercept_, classes_, selected_features_, objective_, lower_bound_, gap_, n_iter_, n_outer_, loss_ :
         those of ``estimator_``. ``loss_`` is the loss the model was trained on: ``loss``, or
-        ``FALLBACK_LOSS`` ("auc") when every candidate of the search was the zero model (the loss's
-        structural optimum is w = 0 at every C: F-measures on noisy, imbalanced data); the search then
+        ``FALLBACK_LOSS`` ("auc") when every candidate of the search, or the model refitted on all the
+        data, was the zero model (the loss's structural optimum is w = 0: F-measures on noisy,
+        imbalanced data, or with few positives; see :meth:`search_and_refit`); the search then
         warns and runs again with that ranking loss, scored by the same measure, and since a ranking
         loss learns no threshold, every model's ``intercept_`` is moved to the best cut of ``loss``'s
         measure on its training scores (:func:`best_threshold`)
@@ -471,9 +473,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         folds = self._folds(X, y)
-        fitted = self.search_and_refit(lambda est, threshold_loss: est.search(X, y, classes, folds,
-                                                                             threshold_loss=threshold_loss),
-                                       lambda table: X, y)
+
+        def search(estimator, threshold_loss):
+            return estimator.search(X, y, classes, folds, threshold_loss=threshold_loss)
+
+        fitted = self.search_and_refit(search, lambda table: X, y)
         for name, value in vars(fitted).items():        # the fallback's fitted attributes (loss_ among them)
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
@@ -517,7 +521,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                       f"Searching again with loss={FALLBACK_LOSS!r} (a ranking loss without that trivial "
                       "optimum), scored by the same measure, each model's threshold the best cut of the measure "
                       "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=3)
-        fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None, scoring=check_scoring(self.scoring, loss))
+        fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
+                                          scoring=check_scoring(self.scoring, loss))
         threshold_loss = loss if loss.is_contingency else None
         table = search(fallback, threshold_loss)
         return fallback.refit_best(refit_data(table), y, table, threshold_loss)
