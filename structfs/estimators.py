@@ -348,6 +348,14 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         probe = self._binary()
         if hasattr(probe, "_check_params"):
             probe._check_params()               # bad parameters fail before any fit starts
+        n_folds = probe._n_folds() if hasattr(probe, "_n_folds") else None
+        if n_folds is not None:                 # a cross-validated estimator's folds need every class in each
+            labels, counts = np.unique(y, return_counts=True)
+            if counts.min() < n_folds:
+                rare = labels[np.argmin(counts)].item()
+                raise ValueError(f"cv={n_folds} folds is more than the {counts.min()} examples of class {rare!r}: the "
+                                 "estimator cross-validates each class against the rest; lower its cv (at least 2) "
+                                 "or pass a splitter.")
         targets = [y] if self.classes_.shape[0] == 2 else [(y == c).astype(int) for c in self.classes_]
         self.estimators_ = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_one)(self._binary(), X, t) for t in _progress(targets, self.verbose, "classes"))

@@ -172,6 +172,10 @@ def test_works_in_pipelines_one_vs_rest_and_with_sparse_input():
     assert all(isinstance(e, StructSVMCV) and e.budget_ == 2 for e in ours.estimators_)
     with pytest.raises(ValueError, match="C"):
         OneVsRestStructSVM(estimator=StructSVMCV(), C=5.0).fit(X, y3)
+    # a class smaller than the folds fails before any class is fitted, naming cv and the class
+    y_rare = np.where(np.arange(120) < 2, 7, y3)
+    with pytest.raises(ValueError, match=r"cv=3 folds is more than the 2 examples of class 7"):
+        OneVsRestStructSVM(estimator=StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2)).fit(X, y_rare)
     from structfs import save_model
     with pytest.raises(TypeError, match="estimator_"):
         save_model(ours.estimators_[0], "unused.json")
