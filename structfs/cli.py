@@ -193,12 +193,48 @@ def _estimator(args, n_classes):
     loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
     if loss in ("fbeta", "pauc") and args.beta is not None:
         loss_params = {"beta": args.beta}
-    params = dict(loss=loss, loss_params=loss_params, C=args.C, budget=args.budget, bias=args.bias,
-                  tol=args.tol, max_outer=args.max_outer, max_features=args.max_features, refit=args.refit,
-                  verbose=max(0, args.verbose - 1))
+    if getattr(args, "cv", None) is not None:
+        return _cv_estimator(args, n_classes, loss, loss_params)
+    params = dict(loss=loss, loss_params=loss_params, C=1000.0 if args.C is None else args.C, budget=args.budget,
+                  bias=args.bias, tol=args.tol, max_outer=args.max_outer, max_features=args.max_features,
+                  refit=args.refit, verbose=max(0, args.verbose - 1))
     if n_classes > 2:
         return OneVsRestStructSVM(n_jobs=args.jobs, **params)
     return StructSVM(**params)
+
+
+def _cv_estimator(args, n_classes, loss, loss_params):
+    """``train --cv K``: StructSVMCV (one-vs-rest over it for more classes); -c / -B fix C / the budget."""
+    from .estimators import OneVsRestStructSVM
+    from .model_selection import StructSVMCV
+
+    if args.cv < 2:
+        raise CLIError(f"--cv must be at least 2 folds, got {args.cv}")
+    if args.refit is not None:
+        raise CLIError("--refit is not used with --cv: the search debiases every budgeted candidate at its own C")
+    binary = StructSVMCV(loss=loss, loss_params=loss_params, cv=args.cv, bias=args.bias, tol=args.tol,
+                         max_outer=args.max_outer, max_features=args.max_features,
+                         Cs=None if args.C is None else [args.C], budgets=None if args.budget is None else [args.budget],
+                         n_jobs=args.jobs if n_classes <= 2 else None, verbose=max(0, args.verbose - 1))
+    binary._check_params()                      # bad values fail before reading more or fitting
+    return OneVsRestStructSVM(estimator=binary, n_jobs=args.jobs) if n_classes > 2 else binary
+
+
+def _refitted(clf):
+    """What a model file holds for ``clf``: a cross-validated estimator's refitted StructSVM(s)."""
+    from .estimators import OneVsRestStructSVM
+    from .model_selection import StructSVMCV
+
+    if isinstance(clf, StructSVMCV):
+        return clf.estimator_
+    if isinstance(clf, OneVsRestStructSVM) and isinstance(clf.estimator, StructSVMCV):
+        cv = clf.estimator
+        plain = OneVsRestStructSVM(loss=cv.loss, loss_params=cv.loss_params, bias=cv.bias, tol=cv.tol,
+                                   max_outer=cv.max_outer, max_features=cv.max_features, n_jobs=clf.n_jobs)
+        plain.classes_, plain.n_features_in_ = clf.classes_, clf.n_features_in_
+        plain.estimators_ = [est.estimator_ for est in clf.estimators_]    # each with its own C, budget, groups
+        return plain
+    return clf
 
 
 def _check_output(path, *inputs):
@@ -231,18 +267,28 @@ def _read_training_data(path):
 def _train(args):
     from .model_io import save_model
 
+    from .shards import is_shard_directory
+
     _check_output(args.model_file, args.train_file)
+    if args.cv is not None and is_shard_directory(args.train_file):
+        raise CLIError("--cv needs the training data in memory (an SVMlight file), not a shard directory")
     X, y = _read_training_data(args.train_file)
     n_classes = np.unique(y).shape[0]
     clf = _estimator(args, n_classes)
     t0 = time.perf_counter()
     clf.fit(X, y)
     seconds = time.perf_counter() - t0
-    save_model(clf, args.model_file)
+    model = _refitted(clf)
+    save_model(model, args.model_file)
     if args.verbose:
-        feats = _mean_selected(clf)
+        feats = _mean_selected(model)
         print(f"trained on {X.shape[0]} examples x {X.shape[1]} features, {n_classes} classes in {seconds:.2f} s; "
               f"{feats:.1f} selected features per model; model written to {args.model_file}")
+        if args.cv is not None:
+            searched = clf.estimators_ if hasattr(clf, "estimators_") else [clf]
+            print(f"chosen by {args.cv}-fold cross-validation: " + "; ".join(
+                f"C {est.C_:.4g}, budget {est.budget_}, groups {est.n_groups_}, loss {est.loss_.name}"
+                for est in searched))
     return 0
 
 
@@ -420,7 +466,7 @@ def build_parser():
     demo.set_defaults(func=_demo)
 
     def learning_options(p):
-        p.add_argument("-c", dest="C", type=float, default=1000.0, help="trade-off C, as svm_perf_learn -c (default 1000)")
+        p.add_argument("-c", dest="C", type=float, default=None, help="trade-off C, as svm_perf_learn -c (default 1000)")
         p.add_argument("-l", dest="loss", default="f1",
                        help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, or SVMperf's code 1 (F1), "
                             "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); default f1")
@@ -448,6 +494,10 @@ def build_parser():
     train.add_argument("model_file", metavar="MODEL_FILE")
     learning_options(train)
     train.add_argument("-B", dest="budget", type=int, default=None, help="feature budget B (default: none)")
+    train.add_argument("--cv", dest="cv", type=int, default=None,
+                       help="choose C, the budget and the number of feature groups by K-fold cross-validation "
+                            "(StructSVMCV's defaults; -c or -B, if given, are kept instead of searched); the model "
+                            "file holds each class's refitted model")
     train.set_defaults(func=_train)
 
     shard = sub.add_parser("shard", help="convert SVMlight file(s) to a shard directory for out-of-core training",

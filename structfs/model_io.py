@@ -8,7 +8,10 @@ against the schema below before any model is built; any breach is one ValueError
 
 Parameters are written from ``get_params(deep=False)``, so a new estimator parameter is saved without
 touching this module; a nested estimator (``OneVsRestStructSVM(estimator=...)``) is written the same
-way. Format 1 files (structfs 0.1) are still read, with defaults for what they did not record.
+way. Format 1 files (structfs 0.1) are still read, with defaults for what they did not record. A
+one-vs-rest model whose binaries have parameters of their own (one-vs-rest over StructSVMCV: each
+class's C, budget, groups) records them per model, as format 3, which an older reader refuses rather
+than build every binary from the shared parameters.
 """
 import json
 import math
@@ -23,6 +26,10 @@ from .solvers.data import weights_in
 
 FORMAT = "structfs-model"
 FORMAT_VERSION = 2
+# A one-vs-rest file whose binary models differ in their parameters (each class's own C, budget, ...:
+# one-vs-rest over StructSVMCV, `structfs train --cv`) records them per model, as version 3: a reader
+# of version 2 would build every model from the shared parameters, so it must refuse such a file.
+FORMAT_VERSION_PER_MODEL = 3
 _KINDS = {"binary": StructSVM, "one-vs-rest": OneVsRestStructSVM}
 
 
@@ -88,10 +95,17 @@ def _nonzero_weights(est):
     return idx, w[idx]
 
 
-def _binary_record(est):
+def _binary_record(est, shared=None):
+    """One binary model; with its own parameters when they are not ``shared`` (the template the
+    one-vs-rest model builds its binaries from)."""
     idx, values = _nonzero_weights(est)
-    return {"indices": idx.tolist(), "values": values.tolist(), "intercept": float(est.intercept_[0]),
-            "objective": float(est.objective_)}
+    record = {"indices": idx.tolist(), "values": values.tolist(), "intercept": float(est.intercept_[0]),
+              "objective": float(est.objective_)}
+    if shared is not None:
+        own = _params_record(est)
+        if own != _params_record(shared):
+            record["params"] = own
+    return record
 
 
 def save_model(estimator, path):
@@ -114,15 +128,18 @@ def save_model(estimator, path):
     for b in binaries:
         if not (np.isfinite(_nonzero_weights(b)[1]).all() and np.isfinite(b.intercept_).all()):
             raise ValueError("save_model refuses a model with non-finite weights.")
+    shared = estimator._binary() if isinstance(estimator, OneVsRestStructSVM) else None
+    models = [_binary_record(b, shared) for b in binaries]
     doc = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "structfs_version": __version__,
+        "format": FORMAT, "structfs_version": __version__,
+        "format_version": FORMAT_VERSION_PER_MODEL if any("params" in m for m in models) else FORMAT_VERSION,
         "kind": "one-vs-rest" if isinstance(estimator, OneVsRestStructSVM) else "binary",
         "n_features": int(estimator.n_features_in_),
         "classes": [_plain(c, "classes") for c in estimator.classes_],
         "feature_names": ([str(f) for f in estimator.feature_names_in_]
                           if hasattr(estimator, "feature_names_in_") else None),
         "params": _params_record(estimator),
-        "models": [_binary_record(b) for b in binaries],
+        "models": models,
     }
     text = json.dumps(doc, allow_nan=False)
     with open(path, "w", encoding="utf-8") as fh:
@@ -217,9 +234,9 @@ def _load(doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelFileError("not a structfs model file")
     version = doc.get("format_version")
-    if version not in (1, FORMAT_VERSION):
+    if version not in (1, FORMAT_VERSION, FORMAT_VERSION_PER_MODEL):
         raise ModelFileError(f"model format version {version!r} is not supported by structfs {__version__} "
-                             f"(which reads versions 1 and {FORMAT_VERSION})")
+                             f"(which reads versions 1 to {FORMAT_VERSION_PER_MODEL})")
     kind = _field(doc, "kind", "str")
     if kind not in _KINDS:
         raise ModelFileError(f"field kind must be 'binary' or 'one-vs-rest', got {kind!r}")
@@ -251,10 +268,22 @@ def _load(doc):
     else:
         est.classes_ = np.asarray(classes)
         est.n_features_in_ = n_features
-        est.estimators_ = [_fill(est._binary(), *wt, np.array([0, 1]), n_features) for wt in weights]
+        est.estimators_ = [_fill(_binary_of(est, r, i, version), *wt, np.array([0, 1]), n_features)
+                           for i, (r, wt) in enumerate(zip(models, weights))]
     if names is not None:
         est.feature_names_in_ = np.asarray(names, dtype=object)
     return est
+
+
+def _binary_of(ovr, record, i, version):
+    """The unfitted binary model of a one-vs-rest file's model ``i``: from its own parameters (format 3)
+    or from the shared ones."""
+    if "params" not in record:
+        return ovr._binary()
+    if version != FORMAT_VERSION_PER_MODEL:
+        raise ModelFileError(f"field models[{i}].params: per-model parameters need format version "
+                             f"{FORMAT_VERSION_PER_MODEL}, the file says {version}")
+    return _build(StructSVM, _field(record, "params", "dict", f"models[{i}]."), f"models[{i}].params.")
 
 
 def load_model(path):

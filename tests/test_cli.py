@@ -306,3 +306,29 @@ def test_shard_then_train_predict_evaluate_out_of_core(digits_files, tmp_path, c
     assert "budget" in capsys.readouterr().err
     assert main(["shard", str(digits_files["bin.train"]), str(shards), "-v", "0"]) == 1
     assert "not an empty directory" in capsys.readouterr().err
+
+
+def test_train_cv_chooses_by_cross_validation_and_saves_each_class_refitted_model(digits_files, capsys):
+    from sklearn.datasets import load_svmlight_file
+
+    from structfs import StructSVMCV
+
+    Xt, _ = load_svmlight_file(str(digits_files["multi.test"]), n_features=64, zero_based=False)
+    X, y = load_svmlight_file(str(digits_files["multi.train"]), n_features=64, zero_based=False)
+    model = digits_files["root"] / "multi-cv.model"
+    assert main(["train", "--cv", "3", "-B", "2", "--max-outer", "3", str(digits_files["multi.train"]),
+                 str(model)]) == 0
+    assert "chosen by 3-fold cross-validation" in capsys.readouterr().out
+    loaded = load_model(model)
+    ours = OneVsRestStructSVM(estimator=StructSVMCV(budgets=[2], max_outer=3)).fit(X, y)
+    assert np.allclose(loaded.decision_function(Xt), ours.decision_function(Xt))
+    for saved, searched in zip(loaded.estimators_, ours.estimators_):      # each class keeps its own choice
+        assert saved.get_params() == searched.estimator_.get_params()
+    assert json.loads(model.read_text())["format_version"] == 3
+    binary = digits_files["root"] / "bin-cv.model"
+    assert main(["train", "--cv", "2", "-c", "100", "-B", "2", "--max-outer", "3", "-v", "0",
+                 str(digits_files["bin.train"]), str(binary)]) == 0
+    assert load_model(binary).C == 100.0 and json.loads(binary.read_text())["format_version"] == 2
+    for bad, what in ((["--cv", "1"], "--cv must be at least 2"), (["--cv", "3", "--refit", "10"], "--refit")):
+        assert main(["train", *bad, str(digits_files["bin.train"]), str(binary)]) == 1
+        assert what in capsys.readouterr().err

@@ -134,3 +134,27 @@ def test_format_1_files_still_load(tmp_path):
     (tmp_path / "v1.json").write_text(json.dumps(v1))
     back = load_model(tmp_path / "v1.json")
     assert np.allclose(back.decision_function(X), model.decision_function(X)) and back.C == 50.0
+
+
+def test_one_vs_rest_models_with_their_own_parameters_round_trip_as_format_3(tmp_path):
+    X, _ = _data()
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.4, 0.4])]
+    ovr = OneVsRestStructSVM(loss="f1", C=10.0).fit(X, y)
+    ovr.estimators_ = [StructSVM(loss="f1", C=C, budget=B).fit(X, (y == c).astype(int))   # as one-vs-rest over CV
+                       for C, B, c in ((10.0, None, "a"), (3.0, 2, "b"), (30.0, 1, "c"))]
+    save_model(ovr, tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert doc["format_version"] == 3
+    assert "params" not in doc["models"][0] and doc["models"][1]["params"]["C"] == 3.0   # only where they differ
+    back = load_model(tmp_path / "m.json")
+    assert [repr(b.get_params()) for b in back.estimators_] == [repr(b.get_params()) for b in ovr.estimators_]
+    assert np.array_equal(back.decision_function(X), ovr.decision_function(X))
+    doc["format_version"] = 2                       # a version-2 reader would build them from the shared ones
+    (tmp_path / "v2.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"models\[1\].params: per-model parameters need format version 3"):
+        load_model(tmp_path / "v2.json")
+    doc["format_version"] = 3
+    doc["models"][2]["params"]["C"] = -1.0
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"models\[2\].params"):
+        load_model(tmp_path / "bad.json")
