@@ -214,8 +214,10 @@ def _cv_estimator(args, n_classes, loss, loss_params):
         raise CLIError("--refit is not used with --cv: the search debiases every budgeted candidate at its own C")
     binary = StructSVMCV(loss=loss, loss_params=loss_params, cv=args.cv, bias=args.bias, tol=args.tol,
                          max_outer=args.max_outer, max_features=args.max_features,
-                         Cs=None if args.C is None else [args.C], budgets=None if args.budget is None else [args.budget],
-                         n_jobs=args.jobs if n_classes <= 2 else None, verbose=max(0, args.verbose - 1))
+                         Cs=None if args.C is None else [args.C],
+                         budgets=None if args.budget is None else [args.budget],
+                         n_jobs=args.jobs if n_classes <= 2 else None,        # one-vs-rest: classes in parallel
+                         verbose=max(0, args.verbose - 1))
     binary._check_params()                      # bad values fail before reading more or fitting
     return OneVsRestStructSVM(estimator=binary, n_jobs=args.jobs) if n_classes > 2 else binary
 
@@ -266,7 +268,6 @@ def _read_training_data(path):
 
 def _train(args):
     from .model_io import save_model
-
     from .shards import is_shard_directory
 
     _check_output(args.model_file, args.train_file)

@@ -95,15 +95,15 @@ def _nonzero_weights(est):
     return idx, w[idx]
 
 
-def _binary_record(est, shared=None):
-    """One binary model; with its own parameters when they are not ``shared`` (the template the
-    one-vs-rest model builds its binaries from)."""
+def _binary_record(est, shared_params=None):
+    """One binary model; with its own parameters where they are not ``shared_params`` (those of the
+    template a one-vs-rest model builds its binaries from)."""
     idx, values = _nonzero_weights(est)
     record = {"indices": idx.tolist(), "values": values.tolist(), "intercept": float(est.intercept_[0]),
               "objective": float(est.objective_)}
-    if shared is not None:
+    if shared_params is not None:
         own = _params_record(est)
-        if own != _params_record(shared):
+        if own != shared_params:
             record["params"] = own
     return record
 
@@ -128,7 +128,7 @@ def save_model(estimator, path):
     for b in binaries:
         if not (np.isfinite(_nonzero_weights(b)[1]).all() and np.isfinite(b.intercept_).all()):
             raise ValueError("save_model refuses a model with non-finite weights.")
-    shared = estimator._binary() if isinstance(estimator, OneVsRestStructSVM) else None
+    shared = _params_record(estimator._binary()) if isinstance(estimator, OneVsRestStructSVM) else None
     models = [_binary_record(b, shared) for b in binaries]
     doc = {
         "format": FORMAT, "structfs_version": __version__,
