@@ -120,7 +120,8 @@ def collect_mil(args, out):
             emb = MILESEmbedding().fit(tr)
             l1 = miles_baseline(emb.transform(tr), y_tr)
             base = (f1(y_te, l1.decision_function(emb.transform(te))), int(np.count_nonzero(l1.best_estimator_.coef_)))
-            cv = StructSVMCV(loss="f1", budgets=args.budgets or MIL_BUDGETS, cv=args.cv, scale_C=args.scale_c)
+            cv = StructSVMCV(loss="f1", budgets=args.budgets or MIL_BUDGETS, cv=args.cv, scale_C=args.scale_c,
+                             n_iter_no_change=args.n_iter_no_change)
             D = emb.min_sq_distances(tr)
             D_all = np.vstack([D, emb.min_sq_distances(te)])
             y_all = np.concatenate([y_tr, y_te])
@@ -170,7 +171,7 @@ def collect_sms(args, out):
     for split, (tr, te) in enumerate(splitter.split(texts, y)):
         vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
         collect_text("sms", vec.fit_transform(texts[tr]), y[tr], vec.transform(texts[te]), y[te], out,
-                     dict(cv=args.cv), split=split)
+                     dict(cv=args.cv, n_iter_no_change=args.n_iter_no_change), split=split)
 
 
 def collect_r8(args, out):
@@ -179,7 +180,7 @@ def collect_r8(args, out):
     Xtr, Xte = vec.fit_transform(xtr), vec.transform(xte)
     for topic in sorted(set(ytr)):
         collect_text("r8", Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int), out,
-                     dict(max_features=100, cv=args.cv), split=topic)
+                     dict(max_features=100, cv=args.cv, n_iter_no_change=args.n_iter_no_change), split=topic)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -293,7 +294,8 @@ def _c_subset(keep):
 
 def _early_stop(n_stop):
     """The shipped rule had every fold path stopped after ``n_stop`` groups without improvement
-    (emulated exactly: the recorded paths ran with 5, and a path's start does not depend on its stop)."""
+    (emulated exactly by truncation, since a path's start does not depend on its stop: for any n_stop on
+    records collected with ``--n-iter-no-change none``, for n_stop <= 5 on the default ones)."""
     def rule(rows):
         rows = [dict(r, folds=list(r["folds"])) for r in rows]
         keep = set(range(len(rows)))
@@ -384,6 +386,8 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          # seventh session: cheaper grids and shorter paths for the shipped (smoothed) rule
          "smooth, C/n in {0.3, 3}": _c_subset({0, 2}), "smooth, C/n in {0.3, 1, 3}": _c_subset({0, 1, 2}),
          "smooth, C/n = 1 only": _c_subset({1}), "smooth, C/n = 3 only": _c_subset({2}),
+         "smooth, n_iter_no_change=10": _early_stop(10), "smooth, n_iter_no_change=8": _early_stop(8),
+         "smooth, n_iter_no_change=5": _early_stop(5),
          "smooth, n_iter_no_change=4": _early_stop(4), "smooth, n_iter_no_change=3": _early_stop(3),
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
          # tenth session: the folds' confusion tables pooled (records with "tables")
@@ -509,6 +513,9 @@ def main():
                              "so records of other C / n values for the same problems merge: analyze joins "
                              "the rows of every file for the same problem, marking those of files other "
                              "than the first as 'extra')")
+    parser.add_argument("--n-iter-no-change", type=lambda v: None if v == "none" else int(v), default=5,
+                        help="collect: StructSVMCV's n_iter_no_change (default 5, the shipped one; 'none': every "
+                             "fold path runs to max_outer, so analyze can emulate any early stop by truncation)")
     parser.add_argument("--scale-c", action="store_true",
                         help="collect mil: StructSVMCV's scale_C=True (the grid per unit squared norm) instead of "
                              "MILESClassifier's scale_C=False")
