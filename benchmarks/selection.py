@@ -492,9 +492,28 @@ def compare(first, second):
         print(f"| {data} | {len(d)} | {_paired(d[:, 0])} | {d[:, 1].mean():+.1f} |")
 
 
+def early_stops(paths):
+    """Records collected with ``--n-iter-no-change none``: the shipped rule's test F1 (features) under
+    each early stop, replayed by truncation, paired with the shipped stop (5)."""
+    stops = {"none": rule_smooth, "10": _early_stop(10), "8": _early_stop(8), "5 (shipped)": _early_stop(5)}
+    by_data = defaultdict(list)
+    for p in paths:
+        for rec in map(json.loads, open(p)):
+            by_data[rec["data"]].append(rec)
+    print("| data set | problems | " + " | ".join(f"n_iter_no_change={k}: test F1 (features)" for k in stops)
+          + " | none − 5 | 10 − 5 | 8 − 5 |")
+    print("|---|---|" + "---|" * (len(stops) + 3))
+    for data, recs in by_data.items():
+        picked = {k: [rec["rows"][rule(rec["rows"])] for rec in recs] for k, rule in stops.items()}
+        f1s = {k: np.array([r["test"] for r in rows]) for k, rows in picked.items()}
+        cells = [f"{f1s[k].mean():.2f} ({np.mean([r['test_features'] for r in picked[k]]):.1f})" for k in stops]
+        diffs = [_paired(f1s[k] - f1s["5 (shipped)"]) for k in ("none", "10", "8")]
+        print(f"| {data} | {len(recs)} | " + " | ".join(cells) + " | " + " | ".join(diffs) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["collect", "analyze", "compare"])
+    parser.add_argument("command", choices=["collect", "analyze", "compare", "early-stops"])
     parser.add_argument("what", nargs="+", help="collect: mil, sms or r8; analyze: JSON-lines files; compare: "
                                                  "two JSON-lines files of the same problems")
     parser.add_argument("--data", default=None, help="data directory (default: $STRUCTFS_DATA)")
@@ -524,6 +543,8 @@ def main():
         return analyze(args.what)
     if args.command == "compare":
         return compare(*args.what)
+    if args.command == "early-stops":
+        return early_stops(args.what)
     if args.c_per_sample:
         model_selection.DEFAULT_C_PER_SAMPLE = tuple(args.c_per_sample)
     with warnings.catch_warnings():
