@@ -3,9 +3,9 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.multiclass import OneVsRestClassifier
@@ -316,6 +316,10 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     best = max(f1(y_pm, s - t) for t in np.concatenate(((cuts[1:] + cuts[:-1]) / 2, [cuts[0] - 1])))
     assert f1(y_pm, s) == pytest.approx(best)
     assert cv.intercept_[0] != 0.0                  # the AUC refit's own intercept is 0: it was moved
+    # its candidates are the AUC search's, each cut at its fold's best training cut and scored by F1
+    ref = StructSVMCV(loss="auc", scoring="f1")
+    table = ref.search(X, y, np.unique(y), ref._folds(X, y), threshold_loss=get_loss("f1"))
+    assert np.allclose(cv.cv_results_["mean_test_score"], np.mean(table["scores"], axis=1))
     X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
