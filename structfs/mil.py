@@ -241,17 +241,14 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
             # sigma only rescales the precomputed distances, so each width costs the grid's fits only
             folds = est._folds(np.zeros((len(bags), 1)), y)
             columns = [np.flatnonzero(np.isin(embedding.pool_bag_, train)) for train, _ in folds]
-            widths = {}
-
             def search(estimator, threshold_loss):
                 return _search_widths(estimator, D, sigmas, y, classes, folds, columns, threshold_loss)
 
             def embedding_at_best(table):
-                widths["best"] = table["sigma"][best_candidate(table)]
-                return np.exp(-D / (2.0 * widths["best"] ** 2))
+                return np.exp(-D / (2.0 * table["sigma"][best_candidate(table)] ** 2))
 
             est = est.search_and_refit(search, embedding_at_best, y)    # may fall back to a ranking loss
-            sigma = widths["best"]
+            sigma = float(est.cv_results_["param_sigma"][est.best_index_])
         else:
             sigma = sigmas[0]
             Z = np.exp(-D / (2.0 * sigma ** 2))

@@ -168,7 +168,7 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
             cols, w, w_b = refitter.refit(cols[w != 0])
         point = _point(cols, w, bias * w_b, classes, m)
         if threshold_loss is not None:
-            point.intercept_ = point.intercept_ - best_threshold(threshold_loss, y_pm, point.decision_function(X_tr))
+            _cut_at_best(point, threshold_loss, y_pm, X_tr)
         scores.append(scorer(point, X_te, y[test]))
         n_features.append(int(point.selected_features_.shape[0]))
         return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
@@ -204,6 +204,12 @@ def best_threshold(loss, y, s):
     above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
     below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
     return float((above + below) / 2.0)
+
+
+def _cut_at_best(model, loss, y, X):
+    """Move a fitted linear model's intercept so that it predicts positive above the best cut of the
+    contingency ``loss``'s measure on its own scores of X (labels ``y`` in -1/+1)."""
+    model.intercept_ = model.intercept_ - best_threshold(loss, y, model.decision_function(X))
 
 
 def grid_results(cells, outputs, n_folds):
@@ -548,8 +554,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.estimator_.set_params(max_outer=max_outer).fit(X, y)
         if threshold_loss is not None:
             y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
-            self.estimator_.intercept_ = self.estimator_.intercept_ - best_threshold(
-                threshold_loss, y_pm, self.estimator_.decision_function(X))
+            _cut_at_best(self.estimator_, threshold_loss, y_pm, X)
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
