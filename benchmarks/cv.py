@@ -2,7 +2,7 @@
 
     python benchmarks/cv.py r8  [--data DIR]                    # 8 one-vs-rest topics, fixed split
     python benchmarks/cv.py sms [--splits 20]                   # seeded stratified 70/30 splits
-    python benchmarks/cv.py mil [--splits 20] [--datasets musk1 ...]
+    python benchmarks/cv.py mil [--splits 20] [--datasets musk1 ...]   # a name, or the path of a MIL CSV
 
 Text: TF-IDF (sublinear_tf, min_df=2) fitted on the training texts. (a) ``StructSVMCV(loss="f1")`` at its
 defaults (R8: ``max_features=100``, the issue's setting, or ``--max-features 0`` for none); (b) ``LinearSVC(class_weight="balanced")`` and
@@ -29,7 +29,7 @@ from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MILESClassifier, MILESEmbedding
 
-from mil import DATASETS, load_splits, miles_baseline, paired  # noqa: E402  (benchmarks/ is the cwd's path)
+from mil import DATASETS, load_splits, miles_baseline, paired, set_name  # noqa: E402  (benchmarks/ is the cwd's path)
 
 LINEAR_CS = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}
 
@@ -142,12 +142,12 @@ def run_mil(args):
             res["a"]["n"].append(len(clf.selected_instances_))
             if args.verbose:
                 e = clf.estimator_
-                print(f"  {name}: (a) {res['a']['f1'][-1]:.1f} with {res['a']['n'][-1]} (C {e.C_:.0f}, B {e.budget_}, "
+                print(f"  {set_name(name)}: (a) {res['a']['f1'][-1]:.1f} with {res['a']['n'][-1]} (C {e.C_:.0f}, B {e.budget_}, "
                       f"groups {e.n_groups_}, sigma {clf.embedding_.sigma_:.2f}); (b) {res['b']['f1'][-1]:.1f} "
                       f"with {res['b']['n'][-1]}", flush=True)
         cells = [f"{np.mean(res[k][m]):.1f} ({np.std(res[k][m]):.1f})" for k in "ab" for m in ("f1", "n", "s")]
         cells += [paired(res["a"]["f1"], res["b"]["f1"]), paired(res["a"]["n"], res["b"]["n"])]
-        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+        print(f"| {set_name(name)} | " + " | ".join(cells) + " |", flush=True)
 
 
 def main():

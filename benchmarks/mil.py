@@ -13,6 +13,7 @@ first, so that --match-instances can cap (a) at (b)'s number of instances on the
 import argparse
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -34,9 +35,12 @@ def load_splits(data, name, n_splits):
     ``name@P%`` (e.g. ``birds_brown_creeper@5%``) keeps all negative bags and a seeded random subset of
     the positive ones, P% of the bags: a rare-positive retrieval problem like the held-out set of issue
     10 (5% positive bags), where a 3-fold inner CV sees three or four positives per fold.
+
+    ``name`` may also be the path of any MIL CSV file (``.csv`` or ``.csv.xz``, same format): the
+    held-out sets of RESULTS.md (sixteenth session) are read that way, in place.
     """
     base, _, percent = name.partition("@")
-    bags, y, _ = load_mil_csv(data / "mil" / f"{base}.csv.xz")
+    bags, y, _ = load_mil_csv(mil_file(data, base))
     if percent:
         fraction = float(percent.rstrip("%")) / 100.0
         pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y != 1)
@@ -46,6 +50,19 @@ def load_splits(data, name, n_splits):
     splitter = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.4, random_state=0)
     for train, test in splitter.split(np.zeros(len(y)), y):
         yield [bags[i] for i in train], [bags[i] for i in test], y[train], y[test]
+
+
+def mil_file(data, name):
+    """The file of a MIL set: a shared one by name (``data/mil/<name>.csv.xz``) or any CSV by its path."""
+    return Path(name) if name.endswith((".csv", ".csv.xz")) else data / "mil" / f"{name}.csv.xz"
+
+
+def set_name(name):
+    """A MIL set's name for tables: a file's name without its suffixes, given by its path."""
+    base, at, percent = name.partition("@")
+    if base.endswith((".csv", ".csv.xz")):
+        base = Path(base).name.split(".csv")[0]
+    return base + at + percent
 
 
 def miles_baseline(Z_train, y_train):
