@@ -1,12 +1,14 @@
 """Model selection at the defaults against baselines that choose their C by the same cross-validation.
 
-    python benchmarks/cv.py r8  [--data DIR]                    # 8 one-vs-rest topics, fixed split
-    python benchmarks/cv.py sms [--splits 20]                   # seeded stratified 70/30 splits
+    python benchmarks/cv.py r8  [--data DIR] [--loss prbep]     # 8 one-vs-rest topics, fixed split
+    python benchmarks/cv.py sms [--splits 20] [--loss prbep]    # seeded stratified 70/30 splits
     python benchmarks/cv.py mil [--splits 20] [--datasets musk1 ...]   # a name, or the path of a MIL CSV
 
 Text: TF-IDF (sublinear_tf, min_df=2) fitted on the training texts. (a) ``StructSVMCV(loss="f1")`` at its
 defaults (R8: ``max_features=100``, the issue's setting, or ``--max-features 0`` for none); (b) ``LinearSVC(class_weight="balanced")`` and
 (c) L1-``LinearSVC`` (balanced), each with C from {0.01, 0.1, 1, 10, 100} by 3-fold stratified CV on F1.
+``--loss L``: (a) is ``StructSVMCV(loss=L)``, and every method is cross-validated and tested on L's own
+measure (what ``StructSVMCV``'s default scoring is) instead of F1.
 MIL: (a) ``MILESClassifier()`` at its defaults (``--max-instances K``: ``MILESClassifier(max_instances=K)``); (b) MILES + L1-SVM: the default embedding,
 L1-``LinearSVC`` (balanced) with C from {0.1, 1, 10} by 3-fold CV (benchmarks/mil.py's baseline).
 F1 in percent on the test part; features/instances with a nonzero weight; fit seconds (vectorising and
@@ -26,7 +28,9 @@ from sklearn.svm import LinearSVC
 import structfs.model_selection as model_selection
 from structfs import StructSVM, StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
+from structfs.losses import get_loss
 from structfs.metrics import f1
+from structfs.model_selection import check_scoring
 from structfs.mil import MILESClassifier, MILESEmbedding
 
 from mil import DATASETS, load_splits, miles_baseline, paired, set_name  # noqa: E402  (benchmarks/ is the cwd's path)
@@ -34,32 +38,35 @@ from mil import DATASETS, load_splits, miles_baseline, paired, set_name  # noqa:
 LINEAR_CS = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}
 
 
-def linear_baselines(Xtr, ytr):
-    """(b) LinearSVC and (c) L1-LinearSVC, balanced, C by 3-fold CV on F1: {name: (estimator, seconds)}."""
+def linear_baselines(Xtr, ytr, scoring="f1"):
+    """(b) LinearSVC and (c) L1-LinearSVC, balanced, C by 3-fold CV on ``scoring`` (F1):
+    {name: (estimator, seconds)}."""
     out = {}
     for name, svc in (("LinearSVC", LinearSVC(class_weight="balanced")),
                       ("L1-LinearSVC", LinearSVC(penalty="l1", dual=False, class_weight="balanced", random_state=0))):
         t0 = time.perf_counter()
-        est = GridSearchCV(svc, LINEAR_CS, scoring="f1", cv=3).fit(Xtr, ytr).best_estimator_
+        est = GridSearchCV(svc, LINEAR_CS, scoring=scoring, cv=3).fit(Xtr, ytr).best_estimator_
         out[name] = (est, time.perf_counter() - t0)
     return out
 
 
-def text_split(Xtr, ytr, Xte, yte, **cv_params):
-    """One binary text problem: {method: (F1, features, seconds)}, the CV estimator's choice and the mean
-    seconds of one fold's fit (path and refits) per C of its grid."""
+def text_split(Xtr, ytr, Xte, yte, loss="f1", **cv_params):
+    """One binary text problem: {method: (test measure, features, seconds)}, the CV estimator's choice
+    and the mean seconds of one fold's fit (path and refits) per C of its grid. The measure is the
+    loss's own (F1 for "f1"), for the CV of every method and on the test part."""
+    measure = check_scoring(None, get_loss(loss))         # StructSVMCV's default scoring for this loss
     t0 = time.perf_counter()
-    cv = StructSVMCV(loss="f1", **cv_params).fit(Xtr, ytr)
-    rows = {"StructSVMCV": (f1(yte, cv.decision_function(Xte)), len(cv.selected_features_), time.perf_counter() - t0)}
-    for name, (est, seconds) in linear_baselines(Xtr, ytr).items():
-        rows[name] = (f1(yte, est.decision_function(Xte)), int(np.count_nonzero(est.coef_)), seconds)
+    cv = StructSVMCV(loss=loss, **cv_params).fit(Xtr, ytr)
+    rows = {"StructSVMCV": (measure(cv, Xte, yte), len(cv.selected_features_), time.perf_counter() - t0)}
+    for name, (est, seconds) in linear_baselines(Xtr, ytr, measure).items():
+        rows[name] = (measure(est, Xte, yte), int(np.count_nonzero(est.coef_)), seconds)
     r = cv.cv_results_
     cell_seconds = {C: float(r["mean_fit_time"][r["param_C"] == C].max()) for C in np.unique(r["param_C"])}
     return rows, (cv.C_, cv.budget_, cv.n_groups_), cell_seconds
 
 
 def summary(results, methods):
-    print("| method | F1 | features | seconds | (a) − method, paired |")
+    print("| method | test measure | features | seconds | (a) − method, paired |")
     print("|---|---|---|---|---|")
     a = [r["StructSVMCV"][0] for r in results]
     for m in methods:
@@ -72,7 +79,7 @@ def run_r8(args):
     xtr, ytr, xte, yte = load_r8(args.data)
     vec = TfidfVectorizer(sublinear_tf=True, min_df=2, ngram_range=(1, args.ngrams))
     Xtr, Xte = vec.fit_transform(xtr), vec.transform(xte)
-    print(f"{Xtr.shape[1]} features (word {args.ngrams}-grams)\n")
+    print(f"{Xtr.shape[1]} features (word {args.ngrams}-grams); loss {args.loss!r}, scored by its own measure\n")
     StructSVM(C=1.0, budget=5).fit(Xtr[:300], (ytr[:300] == "earn").astype(int))     # load numba kernels
     one_fit = {}
     for topic in sorted(set(ytr)):
@@ -81,12 +88,12 @@ def run_r8(args):
         one_fit[topic] = time.perf_counter() - t0
     reference = sum(one_fit.values())
     print(f"One default StructSVM(budget=5) fit of the 8 topics: {reference:.1f} s\n")
-    print("| topic | StructSVMCV F1 | features | C, B, groups | s | LinearSVC F1 | features | L1-LinearSVC F1 | features |")
+    print("| topic | StructSVMCV | features | C, B, groups | s | LinearSVC | features | L1-LinearSVC | features |")
     print("|---|---|---|---|---|---|---|---|---|")
     results, cells = [], {}
     for topic in sorted(set(ytr)):
         rows, choice, cells[topic] = text_split(Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int),
-                                                max_features=args.max_features or None, n_jobs=args.jobs)
+                                                loss=args.loss, max_features=args.max_features or None, n_jobs=args.jobs)
         results.append(rows)
         a, b, c = rows["StructSVMCV"], rows["LinearSVC"], rows["L1-LinearSVC"]
         print(f"| {topic} | {a[0]:.2f} | {a[1]} | {choice[0]:.0f}, {choice[1]}, {choice[2]} | {a[2]:.1f} | "
@@ -109,12 +116,13 @@ def run_sms(args):
     y = (np.asarray(labels) == "spam").astype(int)
     splitter = StratifiedShuffleSplit(n_splits=args.splits, test_size=0.3, random_state=0)
     results = []
-    print("| split | StructSVMCV F1 | features | C, B, groups | LinearSVC F1 | L1-LinearSVC F1 |")
+    print(f"loss {args.loss!r}, scored by its own measure\n")
+    print("| split | StructSVMCV | features | C, B, groups | LinearSVC | L1-LinearSVC |")
     print("|---|---|---|---|---|---|")
     for i, (tr, te) in enumerate(splitter.split(texts, y)):
         vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
         Xtr, Xte = vec.fit_transform(texts[tr]), vec.transform(texts[te])
-        rows, choice, _ = text_split(Xtr, y[tr], Xte, y[te], n_jobs=args.jobs)
+        rows, choice, _ = text_split(Xtr, y[tr], Xte, y[te], loss=args.loss, n_jobs=args.jobs)
         results.append(rows)
         print(f"| {i} | {rows['StructSVMCV'][0]:.2f} | {rows['StructSVMCV'][1]} | {choice[0]:.0f}, {choice[1]}, "
               f"{choice[2]} | {rows['LinearSVC'][0]:.2f} | {rows['L1-LinearSVC'][0]:.2f} |", flush=True)
@@ -156,6 +164,8 @@ def main():
     parser.add_argument("--data", default=None, help="data directory (default: $STRUCTFS_DATA)")
     parser.add_argument("--splits", type=int, default=20)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
+    parser.add_argument("--loss", default="f1",
+                        help="r8/sms: StructSVMCV's loss; every method is cross-validated and tested on its measure")
     parser.add_argument("--jobs", type=int, default=None, help="StructSVMCV(n_jobs=...) (default: its default)")
     parser.add_argument("--ngrams", type=int, default=1,
                         help="r8: word n-grams up to this length (2: 62,156 features, 5.8x the default's, like the "
