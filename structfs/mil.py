@@ -127,6 +127,37 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
     def transform(self, bags):
         return np.exp(-self.min_sq_distances(bags) / (2.0 * self.sigma_ ** 2))
 
+    def leave_own_out(self, D):
+        """``D`` = ``min_sq_distances`` of the training bags (in ``fit``'s order) with each bag's entries
+        for its own pool instances replaced by the squared distance from that instance to the bag's
+        nearest *other* instance (inf for a one-instance bag).
+
+        A training bag is at distance 0 from its own instances (similarity 1), which no new bag is:
+        scores of the training bags on this embedding are not inflated by that, so a cut chosen on them
+        suits new bags. Within-bag distances only, blocked over whole bags like ``min_sq_distances``.
+        """
+        check_is_fitted(self)
+        n_bags = int(self.pool_bag_[-1]) + 1
+        if D.shape != (n_bags, self.pool_.shape[0]):
+            raise ValueError(f"D must be the ({n_bags}, {self.pool_.shape[0]}) distances of the training bags, "
+                             f"got shape {D.shape}.")
+        out = np.array(D, dtype=float, copy=True)
+        starts = np.searchsorted(self.pool_bag_, np.arange(n_bags + 1))
+        rows_per_block = max(1, int(np.sqrt(_BLOCK)))
+        first = 0
+        while first < n_bags:
+            last = first + 1
+            while last < n_bags and starts[last + 1] - starts[first] <= rows_per_block:
+                last += 1
+            lo, hi = starts[first], starts[last]
+            block, sq, bag = self.pool_[lo:hi], self._pool_sq[lo:hi], self.pool_bag_[lo:hi]
+            d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * block @ block.T, 0.0)
+            d2[bag[:, None] != bag[None, :]] = np.inf          # other bags' instances
+            np.fill_diagonal(d2, np.inf)                       # the instance itself
+            out[bag, np.arange(lo, hi)] = d2.min(axis=1)
+            first = last
+        return out
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
@@ -161,7 +192,9 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         cross-validated as above (its grid, folds and n_jobs are used); any other estimator is fitted
         once on the embedding with a fixed sigma. Where the loss gives the zero model (every candidate
         of every width, or the refitted model), the search falls back to the ranking loss
-        ``FALLBACK_LOSS`` ("auc") and warns, as StructSVMCV's own fit (``estimator_.loss_``).
+        ``FALLBACK_LOSS`` ("auc") and warns, as StructSVMCV's own fit (``estimator_.loss_``); its
+        models' cut is chosen on the training bags' scores without their own instances
+        (:meth:`MILESEmbedding.leave_own_out`).
     loss : str, Loss or None, default=None
         Shortcut for the default estimator's loss ("f1" when None); give the loss to ``estimator``
         instead when you pass one.
@@ -242,12 +275,17 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
             folds = est._folds(np.zeros((len(bags), 1)), y)
             columns = [np.flatnonzero(np.isin(embedding.pool_bag_, train)) for train, _ in folds]
             def search(estimator, threshold_loss):
-                return _search_widths(estimator, D, sigmas, y, classes, folds, columns, threshold_loss)
+                # the fallback's cut (threshold_loss) is chosen on scores without each bag's own instances
+                D_cut = None if threshold_loss is None else embedding.leave_own_out(D)
+                return _search_widths(estimator, D, sigmas, y, classes, folds, columns, threshold_loss, D_cut)
 
-            def embedding_at_best(table):
-                return np.exp(-D / (2.0 * table["sigma"][best_candidate(table)] ** 2))
+            def embedding_at_best(table, distances=D):
+                return np.exp(-distances / (2.0 * table["sigma"][best_candidate(table)] ** 2))
 
-            est = est.search_and_refit(search, embedding_at_best, y)    # may fall back to a ranking loss
+            def cut_data(table):
+                return embedding_at_best(table, embedding.leave_own_out(D))
+
+            est = est.search_and_refit(search, embedding_at_best, y, cut_data)   # may fall back to a ranking loss
             sigma = float(est.cv_results_["param_sigma"][est.best_index_])
         else:
             sigma = sigmas[0]
@@ -274,12 +312,14 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[(scores > 0).astype(int)]
 
 
-def _search_widths(est, D, sigmas, y, classes, folds, columns, threshold_loss=None):
+def _search_widths(est, D, sigmas, y, classes, folds, columns, threshold_loss=None, D_cut=None):
     """StructSVMCV ``est``'s search table on the embedding of squared distances ``D`` at every kernel
-    width in ``sigmas``, the tables joined (a ``sigma`` entry per candidate)."""
+    width in ``sigmas``, the tables joined (a ``sigma`` entry per candidate). ``D_cut``: the distances
+    whose embedding sets the cut of ``threshold_loss`` (:meth:`MILESEmbedding.leave_own_out`)."""
     tables = []
     for sigma in sigmas:
-        table = est.search(np.exp(-D / (2.0 * sigma ** 2)), y, classes, folds, columns, threshold_loss)
+        cut_X = None if D_cut is None else np.exp(-D_cut / (2.0 * sigma ** 2))
+        table = est.search(np.exp(-D / (2.0 * sigma ** 2)), y, classes, folds, columns, threshold_loss, cut_X)
         table["sigma"] = [sigma] * len(table["C"])
         tables.append(table)
     return {k: sum((t[k] for t in tables), []) for k in tables[0]}

@@ -133,7 +133,7 @@ def grid_unit(norms):
 
 
 def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
-              n_iter_no_change=None, threshold_loss=None):
+              n_iter_no_change=None, threshold_loss=None, cut_X=None):
     """Fit one (C, budget) cell on ``train`` and score every point of its path on ``test``.
 
     ``columns`` (optional) restricts the fold to those features (MIL: the instances of the training
@@ -141,7 +141,9 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
     (StructSVM's ``refit=C``), sharing cutting planes along the path. ``n_iter_no_change``: stop the
     path once the validation score has not improved for that many groups. ``threshold_loss``: each
     point's intercept is moved to the best cut of that loss's measure on the fold's training scores
-    (:func:`best_threshold`; the fallback's ranking models learn no threshold). Returns (scores, n_features,
+    (:func:`best_threshold`; the fallback's ranking models learn no threshold), scored on the rows of
+    ``cut_X`` (default X; MIL passes its embedding with each training bag's own instances left out,
+    whose scores are not inflated by a bag's similarity 1 to itself). Returns (scores, n_features,
     seconds, certified): one score and feature count per path point (a single point without budget),
     and whether every solve of the task ended with its certificate (False: one ran out of ``max_iter``
     planes and its points were scored on an approximate solution). The solves do not warn each: the
@@ -149,8 +151,10 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
     """
     t0 = time.perf_counter()
     X_tr, X_te = _rows(X, train), _rows(X, test)
+    X_cut = X_tr if cut_X is None else _rows(cut_X, train)
     if columns is not None:
         X_tr, X_te = X_tr[:, columns], X_te[:, columns]
+        X_cut = X_cut[:, columns] if cut_X is not None else X_tr
     y_pm = np.where(y[train] == classes[1], 1.0, -1.0)
     loss.validate(y_pm)
     m = X_tr.shape[1]
@@ -168,7 +172,7 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
             cols, w, w_b = refitter.refit(cols[w != 0])
         point = _point(cols, w, bias * w_b, classes, m)
         if threshold_loss is not None:
-            _cut_at_best(point, threshold_loss, y_pm, X_tr)
+            _cut_at_best(point, threshold_loss, y_pm, X_cut)
         scores.append(scorer(point, X_te, y[test]))
         n_features.append(int(point.selected_features_.shape[0]))
         return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
@@ -437,10 +441,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                  "lower cv or pass a splitter.")
         return list(check_cv(self.cv, y, classifier=True).split(X, y))
 
-    def search(self, X, y, classes, folds, columns=None, threshold_loss=None):
+    def search(self, X, y, classes, folds, columns=None, threshold_loss=None, cut_X=None):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
-        restricts fold f's features; ``threshold_loss``: see :func:`fold_path`); used by :meth:`fit` and
-        by MILESClassifier."""
+        restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`); used by
+        :meth:`fit` and by MILESClassifier."""
         from joblib import Parallel, delayed
 
         loss, Cs, budgets, scorer, solver_params = self._check_params()
@@ -459,7 +463,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         outputs = Parallel(n_jobs=self.n_jobs)(
             delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss, C, B, scorer, solver_params,
                                None if columns is None else columns[f], self.debias, self.n_iter_no_change,
-                               threshold_loss)
+                               threshold_loss, cut_X)
             for f, C, B in tasks)
         return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
 
@@ -489,13 +493,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 setattr(self, name, value)
         return self
 
-    def search_and_refit(self, search, refit_data, y):
+    def search_and_refit(self, search, refit_data, y, cut_data=None):
         """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
         model; returns the fitted estimator (this one, or the fallback copy). Used by :meth:`fit` and
         by MILESClassifier.
 
         ``search(estimator, threshold_loss)`` returns an estimator's candidate table, ``refit_data(table)``
-        the X to refit its best candidate on (MILES: the embedding at the chosen width).
+        the X to refit its best candidate on (MILES: the embedding at the chosen width), ``cut_data(table)``
+        (default ``refit_data``) the X whose scores set the fallback's cut (MILES: that embedding with
+        each bag's own instances left out).
 
         The fallback: when every candidate is the zero model, or the model refitted on all the data is,
         the loss's structural SVM has its optimum at w = 0 on these data (F-measures on noisy,
@@ -531,11 +537,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                           scoring=check_scoring(self.scoring, loss))
         threshold_loss = loss if loss.is_contingency else None
         table = search(fallback, threshold_loss)
-        return fallback.refit_best(refit_data(table), y, table, threshold_loss)
+        cut_X = None if cut_data is None or threshold_loss is None else cut_data(table)
+        return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X)
 
-    def refit_best(self, X, y, table, threshold_loss=None):
+    def refit_best(self, X, y, table, threshold_loss=None, cut_X=None):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y
-        (``threshold_loss``: its intercept moved to that loss's best cut, see :func:`fold_path`)."""
+        (``threshold_loss``: its intercept moved to that loss's best cut on the scores of ``cut_X``,
+        default X; see :func:`fold_path`)."""
         best = best_candidate(table)
         self.cv_results_ = cv_results(table)
         uncertified = ~self.cv_results_["certified"]
@@ -554,7 +562,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.estimator_.set_params(max_outer=max_outer).fit(X, y)
         if threshold_loss is not None:
             y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
-            _cut_at_best(self.estimator_, threshold_loss, y_pm, X)
+            _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X)
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))

@@ -25,6 +25,26 @@ def _bags(rng, n_bags=12, d=3, shift=2.0):
     return bags, np.array(y)
 
 
+def test_leave_own_out_matches_brute_force():
+    rng = np.random.default_rng(4)
+    bags = [rng.normal(size=(k, 3)) for k in (1, 3, 2, 5, 1, 4)]
+    bags[3][2] = bags[3][0]                                  # a duplicate instance: distance 0 stays 0
+    emb = MILESEmbedding(sigma=1.0).fit(bags)
+    D = emb.min_sq_distances(bags)
+    out = emb.leave_own_out(D)
+    pool = np.vstack([(b - emb.mean_) / emb.scale_ for b in bags])
+    for k in range(pool.shape[0]):
+        i = emb.pool_bag_[k]
+        others = [j for j in np.flatnonzero(emb.pool_bag_ == i) if j != k]
+        expected = min((np.sum((pool[j] - pool[k]) ** 2) for j in others), default=np.inf)
+        assert out[i, k] == pytest.approx(expected, abs=1e-9)
+    own = emb.pool_bag_[None, :] == np.arange(len(bags))[:, None]
+    assert np.array_equal(out[~own], D[~own]) and np.allclose(D[own], 0.0, atol=1e-9)
+    assert out[3, np.flatnonzero(emb.pool_bag_ == 3)[2]] == pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(ValueError, match="training bags"):
+        emb.leave_own_out(D[:2])
+
+
 def test_embedding_matches_brute_force():
     rng = np.random.default_rng(0)
     bags, _ = _bags(rng)
@@ -185,8 +205,12 @@ def test_the_search_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zer
     with pytest.warns(UserWarning, match="zero model"):
         clf = MILESClassifier(estimator=est, sigma=[1.0, 2.0]).fit(bags, y)
     assert clf.estimator_.loss_.name == "auc" and est.loss == "f1"          # the user's estimator untouched
-    # the ranking model's threshold is the best cut of F1 on the training bags' scores
-    s, y_pm = clf.decision_function(bags), np.where(y == 1, 1.0, -1.0)
+    # the ranking model's threshold is the best cut of F1 on the training bags' scores, each bag without
+    # its own instances (their similarity 1 would inflate its score above any new bag's)
+    emb = clf.embedding_
+    Z = np.exp(-emb.leave_own_out(emb.min_sq_distances(bags)) / (2.0 * emb.sigma_ ** 2))[:, clf.columns_]
+    s, y_pm = clf.estimator_.decision_function(Z), np.where(y == 1, 1.0, -1.0)
+    assert not np.allclose(s, clf.decision_function(bags))
     cuts = np.unique(s)
     best = max(f1(y_pm, s - t) for t in np.concatenate(((cuts[1:] + cuts[:-1]) / 2, [cuts[0] - 1])))
     assert f1(y_pm, s) == pytest.approx(best)

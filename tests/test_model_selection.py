@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from structfs import OneVsRestStructSVM, StructSVM, StructSVMCV
 from structfs.losses import get_loss
-from structfs.metrics import f1
+from structfs.metrics import StructScorer, f1
 from structfs.model_selection import fold_path
 from structfs.solvers import refit_path, solve
 
@@ -324,6 +324,21 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         assert StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3).fit(X2, y2).loss_.name == "f1"
+
+
+def test_fold_path_cuts_on_the_scores_of_cut_X():
+    # The fallback's cut is chosen on the training rows of cut_X (MIL: each bag without its own
+    # instances); by default, and with cut_X = X, on X's.
+    X, y = _degenerate()
+    train, test = next(StratifiedKFold(3).split(X, y))
+    args = (X, y, np.array([0, 1]), train, test, get_loss("auc"), 50.0, 3, StructScorer("f1"),
+            dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=3, max_features=None, master_solver="ipm"))
+    f1_loss = get_loss("f1")
+    default = fold_path(*args, threshold_loss=f1_loss)[0]
+    assert np.array_equal(fold_path(*args, threshold_loss=f1_loss, cut_X=X)[0], default)
+    shifted = X.copy()
+    shifted[:, 0] += 1.0                              # another cut on the training rows, other predictions
+    assert not np.array_equal(fold_path(*args, threshold_loss=f1_loss, cut_X=shifted)[0], default)
 
 
 @settings(max_examples=60, deadline=None)
