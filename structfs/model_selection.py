@@ -151,10 +151,10 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
     """
     t0 = time.perf_counter()
     X_tr, X_te = _rows(X, train), _rows(X, test)
-    X_cut = X_tr if cut_X is None else _rows(cut_X, train)
+    X_cut = None if cut_X is None or threshold_loss is None else _rows(cut_X, train)
     if columns is not None:
         X_tr, X_te = X_tr[:, columns], X_te[:, columns]
-        X_cut = X_cut[:, columns] if cut_X is not None else X_tr
+        X_cut = None if X_cut is None else X_cut[:, columns]
     y_pm = np.where(y[train] == classes[1], 1.0, -1.0)
     loss.validate(y_pm)
     m = X_tr.shape[1]
@@ -172,7 +172,7 @@ def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params
             cols, w, w_b = refitter.refit(cols[w != 0])
         point = _point(cols, w, bias * w_b, classes, m)
         if threshold_loss is not None:
-            _cut_at_best(point, threshold_loss, y_pm, X_cut)
+            _cut_at_best(point, threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
         scores.append(scorer(point, X_te, y[test]))
         n_features.append(int(point.selected_features_.shape[0]))
         return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
