@@ -9,6 +9,8 @@ MILES used an L1-SVM; :class:`MILESClassifier` uses :class:`structfs.StructSVMCV
 serves F1 (or any structfs loss) directly, under a budget (Mao & Tsang), with C, the budget, the
 number of instances and sigma chosen by inner cross-validation.
 """
+import functools
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
@@ -49,6 +51,19 @@ def check_bags(bags, n_features=None, name="bags"):
             raise ValueError(f"bag {i} contains NaN or infinite values.")
         out.append(arr)
     return out
+
+
+def _bag_blocks(sizes, max_rows):
+    """(first, stop) ranges of consecutive whole bags of at most ``max_rows`` instances in all (a larger
+    bag alone): the blocks of the blocked distance computations."""
+    ends = np.cumsum(sizes)
+    first = 0
+    while first < len(sizes):
+        stop = first + 1
+        while stop < len(sizes) and ends[stop] - ends[first] + sizes[first] <= max_rows:
+            stop += 1
+        yield first, stop
+        first = stop
 
 
 def _check_sigma(sigma):
@@ -110,18 +125,12 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
         n_pool = self.pool_.shape[0]
         out = np.empty((len(bags), n_pool))
         sizes = np.array([b.shape[0] for b in bags])
-        rows_per_block = max(1, _BLOCK // n_pool)
-        start = 0
-        while start < len(bags):
-            stop = start + 1
-            while stop < len(bags) and sizes[start:stop + 1].sum() <= rows_per_block:
-                stop += 1
+        for start, stop in _bag_blocks(sizes, max(1, _BLOCK // n_pool)):
             block = np.vstack(bags[start:stop])
             d2 = (np.einsum("ij,ij->i", block, block)[:, None] + self._pool_sq[None, :]
                   - 2.0 * block @ self.pool_.T)
             offsets = np.concatenate(([0], np.cumsum(sizes[start:stop])[:-1]))
             out[start:stop] = np.minimum.reduceat(d2, offsets, axis=0)
-            start = stop
         return np.maximum(out, 0.0)
 
     def transform(self, bags):
@@ -143,19 +152,13 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
                              f"got shape {D.shape}.")
         out = np.array(D, dtype=float, copy=True)
         starts = np.searchsorted(self.pool_bag_, np.arange(n_bags + 1))
-        rows_per_block = max(1, int(np.sqrt(_BLOCK)))
-        first = 0
-        while first < n_bags:
-            last = first + 1
-            while last < n_bags and starts[last + 1] - starts[first] <= rows_per_block:
-                last += 1
+        for first, last in _bag_blocks(np.diff(starts), max(1, int(np.sqrt(_BLOCK)))):
             lo, hi = starts[first], starts[last]
             block, sq, bag = self.pool_[lo:hi], self._pool_sq[lo:hi], self.pool_bag_[lo:hi]
             d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * block @ block.T, 0.0)
             d2[bag[:, None] != bag[None, :]] = np.inf          # other bags' instances
             np.fill_diagonal(d2, np.inf)                       # the instance itself
             out[bag, np.arange(lo, hi)] = d2.min(axis=1)
-            first = last
         return out
 
     def __sklearn_tags__(self):
@@ -274,16 +277,20 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
             # sigma only rescales the precomputed distances, so each width costs the grid's fits only
             folds = est._folds(np.zeros((len(bags), 1)), y)
             columns = [np.flatnonzero(np.isin(embedding.pool_bag_, train)) for train, _ in folds]
+            @functools.cache
+            def distances_own_out():        # only the fallback's cut needs them, once
+                return embedding.leave_own_out(D)
+
             def search(estimator, threshold_loss):
                 # the fallback's cut (threshold_loss) is chosen on scores without each bag's own instances
-                D_cut = None if threshold_loss is None else embedding.leave_own_out(D)
+                D_cut = None if threshold_loss is None else distances_own_out()
                 return _search_widths(estimator, D, sigmas, y, classes, folds, columns, threshold_loss, D_cut)
 
             def embedding_at_best(table, distances=D):
                 return np.exp(-distances / (2.0 * table["sigma"][best_candidate(table)] ** 2))
 
             def cut_data(table):
-                return embedding_at_best(table, embedding.leave_own_out(D))
+                return embedding_at_best(table, distances_own_out())
 
             est = est.search_and_refit(search, embedding_at_best, y, cut_data)   # may fall back to a ranking loss
             sigma = float(est.cv_results_["param_sigma"][est.best_index_])
