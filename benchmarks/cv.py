@@ -10,7 +10,8 @@ defaults (R8: ``max_features=100``, the issue's setting, or ``--max-features 0``
 ``--loss L``: (a) is ``StructSVMCV(loss=L)``, and every method is cross-validated and tested on L's own
 measure (what ``StructSVMCV``'s default scoring is) instead of F1.
 MIL: (a) ``MILESClassifier()`` at its defaults (``--max-instances K``: ``MILESClassifier(max_instances=K)``); (b) MILES + L1-SVM: the default embedding,
-L1-``LinearSVC`` (balanced) with C from {0.1, 1, 10} by 3-fold CV (benchmarks/mil.py's baseline).
+L1-``LinearSVC`` (balanced) with C from {0.1, 1, 10} by 3-fold CV (benchmarks/mil.py's baseline); ``--loss L``:
+(a) is ``MILESClassifier(loss=L)`` and (b)'s C and both tests use L's measure.
 F1 in percent on the test part; features/instances with a nonzero weight; fit seconds (vectorising and
 embedding included for MIL). Over several splits: mean (std) and the paired difference (a) - (x) with
 its standard error.
@@ -29,7 +30,6 @@ import structfs.model_selection as model_selection
 from structfs import StructSVM, StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.losses import get_loss
-from structfs.metrics import f1
 from structfs.model_selection import check_scoring
 from structfs.mil import MILESClassifier, MILESEmbedding
 
@@ -132,21 +132,25 @@ def run_sms(args):
 
 def run_mil(args):
     data = get_data_home(args.data)
-    print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (a) − (b) | (a) #inst − (b) |")
+    measure = check_scoring(None, get_loss(args.loss))     # F1 by default; --loss L: L's own measure
+    name_of = {"f1": "F1", "error": "accuracy"}.get(args.loss, args.loss)      # the measure's name
+    if args.loss != "f1":
+        print(f"loss {args.loss!r}: (a) MILESClassifier(loss={args.loss!r}), (b)'s C by CV on its measure; both tested on it\n")
+    print(f"| data set | (a) {name_of} | (a) #inst | (a) s | (b) {name_of} | (b) #inst | (b) s | (a) − (b) | (a) #inst − (b) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         res = {k: {"f1": [], "n": [], "s": []} for k in "ab"}
         for tr, te, y_tr, y_te in load_splits(data, name, args.splits):
             t0 = time.perf_counter()
             emb = MILESEmbedding().fit(tr)
-            l1 = miles_baseline(emb.transform(tr), y_tr)
+            l1 = miles_baseline(emb.transform(tr), y_tr, measure)
             res["b"]["s"].append(time.perf_counter() - t0)
-            res["b"]["f1"].append(f1(y_te, l1.decision_function(emb.transform(te))))
+            res["b"]["f1"].append(measure(l1, emb.transform(te), y_te))
             res["b"]["n"].append(np.count_nonzero(l1.best_estimator_.coef_))
             t0 = time.perf_counter()
-            clf = MILESClassifier(max_instances=args.max_instances).fit(tr, y_tr)
+            clf = MILESClassifier(loss=args.loss, max_instances=args.max_instances).fit(tr, y_tr)
             res["a"]["s"].append(time.perf_counter() - t0)
-            res["a"]["f1"].append(f1(y_te, clf.decision_function(te)))
+            res["a"]["f1"].append(measure(clf, te, y_te))
             res["a"]["n"].append(len(clf.selected_instances_))
             if args.verbose:
                 e = clf.estimator_
@@ -165,7 +169,8 @@ def main():
     parser.add_argument("--splits", type=int, default=20)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--loss", default="f1",
-                        help="r8/sms: StructSVMCV's loss; every method is cross-validated and tested on its measure")
+                        help="StructSVMCV's (mil: MILESClassifier's) loss; every method is cross-validated and tested "
+                             "on its measure")
     parser.add_argument("--jobs", type=int, default=None, help="StructSVMCV(n_jobs=...) (default: its default)")
     parser.add_argument("--ngrams", type=int, default=1,
                         help="r8: word n-grams up to this length (2: 62,156 features, 5.8x the default's, like the "

@@ -65,11 +65,11 @@ def set_name(name):
     return base + at + percent
 
 
-def miles_baseline(Z_train, y_train):
-    """(b): L1-LinearSVC, balanced, C from {0.1, 1, 10} by 3-fold inner CV (seeded: liblinear's L1
-    solver visits coordinates in random order)."""
+def miles_baseline(Z_train, y_train, scoring="f1"):
+    """(b): L1-LinearSVC, balanced, C from {0.1, 1, 10} by 3-fold inner CV on ``scoring`` (seeded:
+    liblinear's L1 solver visits coordinates in random order)."""
     return GridSearchCV(LinearSVC(penalty="l1", dual=False, class_weight="balanced", max_iter=5000, random_state=0),
-                        {"C": [0.1, 1.0, 10.0]}, scoring="f1", cv=3).fit(Z_train, y_train)
+                        {"C": [0.1, 1.0, 10.0]}, scoring=scoring, cv=3).fit(Z_train, y_train)
 
 
 def run(name, data, n_splits, C, budget, max_instances=None, match=False, cv_C=None, max_outer=30,
