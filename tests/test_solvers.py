@@ -6,6 +6,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from structfs import StructSVM
 from structfs.losses import get_loss
@@ -262,6 +263,27 @@ def test_interior_point_failure_falls_back_to_ecos(monkeypatch):
     fallback = solve_master(grams, delta, 100.0)
     assert good.solver == "ipm" and fallback.solver == "ecos"
     assert fallback.value == pytest.approx(good.value, rel=1e-6)
+
+
+def test_every_master_solver_failing_warns_and_keeps_the_previous_point(monkeypatch):
+    """A solver that raises (cvxpy's SolverError, seen with features of scale 1e-6 and a bias of 1)
+    is one more failure of the chain, not a crash: ConvergenceWarning, and the previous point."""
+    import structfs.solvers.qcqp as qcqp
+
+    def raises(*args, **kwargs):
+        raise cp.error.SolverError("Solver 'CLARABEL' failed.")
+
+    rng = np.random.default_rng(7)
+    factors = [rng.normal(size=(12, 3)) * 0.1 for _ in range(3)]
+    grams = np.stack([F @ F.T for F in factors])
+    delta = rng.uniform(0, 100, 12)
+    monkeypatch.setattr(qcqp, "ipm_master", lambda *a: (np.full(12, np.nan), np.ones(3), 1, False))
+    monkeypatch.setattr(qcqp, "solve_master_ecos", lambda *a, **k: (None, -1))
+    monkeypatch.setattr(cp.Problem, "solve", raises)
+    abar0 = np.full(12, 1.0 / 24)
+    with pytest.warns(ConvergenceWarning, match="not solved"):
+        result = solve_master(grams, delta, 100.0, abar0=abar0)
+    assert result.solver == "failed" and np.array_equal(result.abar, abar0)
 
 
 def test_outer_lower_bound_rescales_alpha_along_its_ray():

@@ -161,7 +161,12 @@ def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
     theta = cp.Variable()
     quad = [0.5 * C * cp.sum_squares(F.T @ abar) <= theta for F in factors]
     prob = cp.Problem(cp.Minimize(theta - delta @ abar), [cp.sum(abar) <= 1] + quad)
-    prob.solve(solver=solver or cp.CLARABEL, **solver_opts)
+    try:
+        with warnings.catch_warnings():    # "inaccurate": the status below says so, and the caller decides
+            warnings.simplefilter("ignore", UserWarning)
+            prob.solve(solver=solver or cp.CLARABEL, **solver_opts)
+    except cp.error.SolverError as exc:    # the caller's chain goes on to the next solver, then warns
+        return None, f"{solver or 'CLARABEL'}: {exc}"
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or abar.value is None:
         return None, prob.status
     a = np.clip(abar.value, 0.0, None)
