@@ -198,16 +198,22 @@ def test_deterministic():
 
 
 def test_default_grid_is_blind_to_the_features_scale():
-    """scale_C: rescaling X by a moves every default C by 1 / a^2 and leaves the models' predictions
-    (exactly without the bias feature, whose value does not scale with X); without it the same grid
-    regularises a^2 times less."""
+    """scale_C: rescaling X by a moves every default C by 1 / a^2 and the bias feature by a, and leaves
+    the search and the models' predictions (and intercepts) as they were; without it the same grid
+    regularises a^2 times less and the bias feature stays ``bias``."""
     X, y = _data(seed=12)
-    a = StructSVMCV(budgets=[2], max_outer=4, bias=0.0).fit(X, y)
-    b = StructSVMCV(budgets=[2], max_outer=4, bias=0.0).fit(10.0 * X, y)
+    a = StructSVMCV(budgets=[2], max_outer=4).fit(X, y)
+    b = StructSVMCV(budgets=[2], max_outer=4).fit(10.0 * X, y)
+    assert a.bias_ == pytest.approx(np.sqrt(np.mean(np.sum(X ** 2, axis=1))))
+    assert b.bias_ == pytest.approx(10.0 * a.bias_) and b.estimator_.bias == b.bias_
     assert b.C_ == pytest.approx(a.C_ / 100.0) and (a.budget_, a.n_groups_) == (b.budget_, b.n_groups_)
     assert np.array_equal(a.selected_features_, b.selected_features_)
     assert np.array_equal(a.predict(X), b.predict(10.0 * X))
+    assert np.allclose(a.decision_function(X), b.decision_function(10.0 * X))
+    assert np.allclose(a.intercept_, b.intercept_)
     assert np.allclose(a.cv_results_["mean_test_score"], b.cv_results_["mean_test_score"])
+    assert StructSVMCV(budgets=[2], max_outer=2, scale_C=False).fit(X, y).bias_ == 1.0
+    assert StructSVMCV(Cs=[10.0], budgets=[2], max_outer=2, bias=0.5).fit(X, y).bias_ == 0.5   # explicit Cs
     c = StructSVMCV(budgets=[2], max_outer=4, scale_C=False).fit(10.0 * X, y)
     assert sorted(set(c.cv_results_["param_C"])) == pytest.approx(sorted(set(a.cv_results_["param_C"] * np.mean(np.sum(X ** 2, axis=1)))))
 
