@@ -141,8 +141,8 @@ def data_bias(bias, norms):
     """The bias feature's value with ``scale_C``: ``bias`` times the rows' root mean squared norm, the
     constant feature on the scale of the others. With the grid's C / s this makes the whole problem
     (and the model's predictions) invariant to a rescaling of X: it is the problem on X / RMS norm with
-    the constant feature ``bias``. A fixed bias of 1 beside rows of norm ~40 (raw pixels) regularises
-    the intercept ~1,600 times more than the weights, and that cost F1 on raw data."""
+    the constant feature ``bias``. A fixed bias of 1 beside rows of norm ~62 (raw pixels, s ~ 3,850)
+    regularises the intercept ~3,850 times more than the weights, and that cost F1 on raw data."""
     return bias * np.sqrt(_mean_squared_norm(norms))
 
 
@@ -340,8 +340,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         Divide the default grid by the mean squared norm s (see ``Cs``) and set the bias feature to
         ``bias`` * sqrt(s) (``bias_``; of the fold while cross-validating): the problem on X / sqrt(s)
         with the constant feature ``bias``, so that the search, the model and its predictions do
-        not change when X is multiplied by a constant (a fixed bias of 1 beside rows of norm 40
-        over-regularised the intercept: +5.0 ± 1.1 F1 on raw digits, benchmarks/RESULTS.md,
+        not change when X is multiplied by a constant (a fixed bias of 1 beside rows of norm 62
+        over-regularised the intercept: +5.0 ± 1.1 F1 on raw digits 8-vs-rest, benchmarks/RESULTS.md,
         seventeenth session). False: C = c * n and the bias feature ``bias``. Ignored with explicit
         ``Cs``. MILESClassifier's default estimator sets it False (its similarities'
         squared norms count the pool's near instances, and the per-example grid was better there).
