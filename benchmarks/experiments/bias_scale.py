@@ -3,12 +3,15 @@
     python benchmarks/experiments/bias_scale.py dense 5 digits3 digits8 cancer-raw ...
     python benchmarks/experiments/bias_scale.py mil 10 musk1 musk2 elephant birds_brown_creeper
     python benchmarks/experiments/bias_scale.py sms-binary 5 sms
+    python benchmarks/experiments/bias_scale.py mil-scaled-grid 10 musk1 elephant
 
 ``dense``: scikit-learn's problems of benchmarks/scale_c.py (``name*a`` multiplies X by a), the same
 seeded 70/30 splits; (a) ``StructSVMCV(loss="f1")`` as shipped (constant feature bias * sqrt(s), s the
 rows' mean squared norm) against (b) the same with the constant 1 (the library before the seventeenth
 session). ``mil``: benchmarks/mil.py's splits; (a) ``MILESClassifier()`` as shipped (per-example grid,
 constant 1) against (b) the same estimator with the constant at the embedding's RMS norm.
+``mil-scaled-grid``: a user's ``MILESClassifier(estimator=StructSVMCV(budgets=[5]))`` (scale_C left True:
+the grid divided by the embedding's mean squared norm), (a) as shipped against (b) the constant 1.
 ``sms-binary``: SMS spam as binary word counts (``CountVectorizer(min_df=2, binary=True)``: rows of norm
 sqrt(#distinct words), not TF-IDF's 1), benchmarks/cv.py's sms splits, (a) and (b) as ``dense``. Test F1,
 paired difference (a) - (b) with its standard error, features, fit seconds.
@@ -108,19 +111,26 @@ def sms_binary_runs(name, splits):
         yield row
 
 
-def mil_runs(name, splits):
+def mil_runs(name, splits, estimators=None):
+    estimators = estimators or (lambda: None, lambda: EmbeddingScaledBiasCV(budgets=list(MIL_BUDGETS), scale_C=False))
     for tr, te, ytr, yte in load_splits(get_data_home(None), name, splits):
         row = []
-        for estimator in (None, EmbeddingScaledBiasCV(loss="f1", budgets=list(MIL_BUDGETS), scale_C=False)):
+        for estimator in (make() for make in estimators):
             model, seconds = timed(lambda: MILESClassifier(estimator=estimator).fit(tr, ytr))
             row.append((100 * f1_score(yte, model.predict(te), pos_label=model.classes_[1]),
                         len(model.selected_instances_), seconds))
         yield row
 
 
+def mil_scaled_grid_runs(name, splits):
+    return mil_runs(name, splits, (lambda: StructSVMCV(budgets=list(MIL_BUDGETS)),
+                                   lambda: ConstantBiasCV(budgets=list(MIL_BUDGETS))))
+
+
 def main():
     mode, splits, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    runs = {"dense": dense_runs, "mil": mil_runs, "sms-binary": sms_binary_runs}[mode]
+    runs = {"dense": dense_runs, "mil": mil_runs, "mil-scaled-grid": mil_scaled_grid_runs,
+            "sms-binary": sms_binary_runs}[mode]
     print("| problem | (a) F1 | (b) F1 | (a) − (b) | features (a) / (b) | s (a) / (b) |")
     print("|---|---|---|---|---|---|")
     for name in names:
