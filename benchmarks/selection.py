@@ -283,6 +283,21 @@ def rule_sigma1(rows):
     return keep[rule_max([rows[i] for i in keep])]
 
 
+def rule_sigma_default_unless_se(rows):
+    """The shipped (smoothed) rule, but another kernel width than the default only where its pick's
+    smoothed score beats the default width's best by more than that pick's standard error over folds:
+    a width is one more dimension to overfit a noisy validation score on (seventeenth session: pAUC)."""
+    table = {"scores": [r["folds"] for r in rows], "C": [r["C"] for r in rows],
+             "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
+    smoothed, se = path_smoothed_scores(table), _se(rows)
+    best = _argmax(rows, smoothed)
+    default = [i for i, r in enumerate(rows) if r["sigma"] in (None, 1.0)]
+    if not default or rows[best]["sigma"] in (None, 1.0):
+        return best
+    best_default = default[_argmax([rows[i] for i in default], smoothed[default])]
+    return best if smoothed[best] - smoothed[best_default] > se[best] else best_default
+
+
 def _c_subset(keep):
     """The shipped rule on a sub-grid of C / n (``keep``: positions in the sorted default grid)."""
     def rule(rows):
@@ -383,6 +398,8 @@ def _without(drop):
 RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, shrinking ends)": rule_smooth_shrink,
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer, "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
+         # seventeenth session: another width than the default only when it is better by more than an SE
+         "smooth, other sigma only if > 1 SE better": rule_sigma_default_unless_se,
          # seventh session: cheaper grids and shorter paths for the shipped (smoothed) rule
          "smooth, C/n in {0.3, 3}": _c_subset({0, 2}), "smooth, C/n in {0.3, 1, 3}": _c_subset({0, 1, 2}),
          "smooth, C/n = 1 only": _c_subset({1}), "smooth, C/n = 3 only": _c_subset({2}),
