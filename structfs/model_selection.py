@@ -143,7 +143,7 @@ def data_bias(bias, norms):
     (and the model's predictions) invariant to a rescaling of X: it is the problem on X / RMS norm with
     the constant feature ``bias``. A fixed bias of 1 beside rows of norm ~62 (raw pixels, s ~ 3,850)
     regularises the intercept ~3,850 times more than the weights, and that cost F1 on raw data."""
-    return bias * np.sqrt(_mean_squared_norm(norms))
+    return float(bias * np.sqrt(_mean_squared_norm(norms)))
 
 
 def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
@@ -586,8 +586,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
         refit = self.C_ if self.debias and self.budget_ is not None else None
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
-        bias = self.estimator_._check_params()[2]
-        self.bias_ = float(data_bias(bias, squared_norms(X))) if self._scales_to_data() else bias
+        bias = float(self.bias)              # validated by the search
+        self.bias_ = data_bias(bias, squared_norms(X)) if self._scales_to_data() else bias
         self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y)
         if threshold_loss is not None:
             y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
