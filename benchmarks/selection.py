@@ -211,11 +211,17 @@ def _cells(rows):
     return cells
 
 
+def _shipped_scores(rows, scores=None):
+    """StructSVMCV's path-smoothed mean score of every row (3-point window, ends repeated), of the
+    folds' scores or of ``scores`` (one list per row)."""
+    table = {"scores": [r["folds"] for r in rows] if scores is None else scores, "C": [r["C"] for r in rows],
+             "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
+    return path_smoothed_scores(table)
+
+
 def rule_smooth(rows):
     """The shipped rule: StructSVMCV's path-smoothed mean (3-point window, ends repeated)."""
-    table = {"scores": [r["folds"] for r in rows], "C": [r["C"] for r in rows],
-             "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
-    return _argmax(rows, path_smoothed_scores(table))
+    return _argmax(rows, _shipped_scores(rows))
 
 
 def _smoothed(rows, half_width=1, pad=True):
@@ -287,9 +293,7 @@ def rule_sigma_default_unless_se(rows):
     """The shipped (smoothed) rule, but another kernel width than the default only where its pick's
     smoothed score beats the default width's best by more than that pick's standard error over folds:
     a width is one more dimension to overfit a noisy validation score on (seventeenth session: pAUC)."""
-    table = {"scores": [r["folds"] for r in rows], "C": [r["C"] for r in rows],
-             "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
-    smoothed, se = path_smoothed_scores(table), _se(rows)
+    smoothed, se = _shipped_scores(rows), _se(rows)
     best = _argmax(rows, smoothed)
     default = [i for i, r in enumerate(rows) if r["sigma"] in (None, 1.0)]
     if not default or rows[best]["sigma"] in (None, 1.0):
@@ -366,9 +370,7 @@ def rule_pooled_smooth(rows):
     """The shipped path smoothing applied to the pooled F1 instead of the mean of the folds' F1."""
     if "tables" not in rows[0]:
         return None
-    table = {"scores": [[p] for p in _pooled(rows)], "C": [r["C"] for r in rows],
-             "budget": [r["budget"] for r in rows], "sigma": [r["sigma"] for r in rows]}
-    return _argmax(rows, path_smoothed_scores(table))
+    return _argmax(rows, _shipped_scores(rows, [[p] for p in _pooled(rows)]))
 
 
 def _merged(include, with_default=True):
