@@ -39,42 +39,39 @@ from structfs.datasets import get_data_home, load_sms_spam  # noqa: E402
 from structfs.mil import MIL_BUDGETS, MILESClassifier  # noqa: E402
 
 
-@contextlib.contextmanager
-def constant_bias():
-    """The library before: the constant feature stays ``bias`` whatever the rows' norm."""
-    shipped = model_selection.data_bias
-    model_selection.data_bias = lambda bias, norms: bias
-    try:
-        yield
-    finally:
-        model_selection.data_bias = shipped
-
-
-class ConstantBiasCV(StructSVMCV):
-    def search(self, *args, **kwargs):
-        with constant_bias():
-            return super().search(*args, **kwargs)
-
-    def refit_best(self, *args, **kwargs):
-        with constant_bias():
-            return super().refit_best(*args, **kwargs)
-
-
-class EmbeddingScaledBiasCV(StructSVMCV):
-    """The constant at the RMS norm of the data it is given (all columns), with any grid."""
-    def _scaled(self, X, call):
-        unscaled = self.bias
-        self.bias = float(model_selection.data_bias(unscaled, model_selection.squared_norms(X)))
-        try:
-            return call()
-        finally:
-            self.bias = unscaled
-
+class _BiasVariantCV(StructSVMCV):
+    """StructSVMCV whose search and refit run inside ``self._variant(X)`` (a context manager)."""
     def search(self, X, *args, **kwargs):
-        return self._scaled(X, lambda: StructSVMCV.search(self, X, *args, **kwargs))
+        with self._variant(X):
+            return super().search(X, *args, **kwargs)
 
     def refit_best(self, X, *args, **kwargs):
-        return self._scaled(X, lambda: StructSVMCV.refit_best(self, X, *args, **kwargs))
+        with self._variant(X):
+            return super().refit_best(X, *args, **kwargs)
+
+
+class ConstantBiasCV(_BiasVariantCV):
+    """The library before: the constant feature stays ``bias`` whatever the rows' norm."""
+    @contextlib.contextmanager
+    def _variant(self, X):
+        shipped = model_selection.data_bias
+        model_selection.data_bias = lambda bias, norms: bias
+        try:
+            yield
+        finally:
+            model_selection.data_bias = shipped
+
+
+class EmbeddingScaledBiasCV(_BiasVariantCV):
+    """The constant at the RMS norm of the data it is given (all columns), with any grid."""
+    @contextlib.contextmanager
+    def _variant(self, X):
+        unscaled = self.bias
+        self.bias = model_selection.data_bias(unscaled, model_selection.squared_norms(X))
+        try:
+            yield
+        finally:
+            self.bias = unscaled
 
 
 def timed(fit):
