@@ -94,7 +94,8 @@ def run_r8(args):
     results, cells = [], {}
     for topic in sorted(set(ytr)):
         rows, choice, cells[topic] = text_split(Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int),
-                                                loss=args.loss, max_features=args.max_features or None, n_jobs=args.jobs)
+                                                loss=args.loss, max_features=args.max_features or None, n_jobs=args.jobs,
+                                                budgets=args.budgets)
         results.append(rows)
         a, b, c = rows["StructSVMCV"], rows["LinearSVC"], rows["L1-LinearSVC"]
         print(f"| {topic} | {a[0]:.2f} | {a[1]} | {choice[0]:.0f}, {choice[1]}, {choice[2]} | {a[2]:.1f} | "
@@ -123,7 +124,8 @@ def run_sms(args):
     for i, (tr, te) in enumerate(splitter.split(texts, y)):
         vec = TfidfVectorizer(sublinear_tf=True, min_df=2)
         Xtr, Xte = vec.fit_transform(texts[tr]), vec.transform(texts[te])
-        rows, choice, _ = text_split(Xtr, y[tr], Xte, y[te], loss=args.loss, n_jobs=args.jobs)
+        rows, choice, _ = text_split(Xtr, y[tr], Xte, y[te], loss=args.loss, n_jobs=args.jobs,
+                                     max_features=args.sms_max_features, budgets=args.budgets)
         results.append(rows)
         print(f"| {i} | {rows['StructSVMCV'][0]:.2f} | {rows['StructSVMCV'][1]} | {choice[0]:.0f}, {choice[1]}, "
               f"{choice[2]} | {rows['LinearSVC'][0]:.2f} | {rows['L1-LinearSVC'][0]:.2f} |", flush=True)
@@ -179,6 +181,10 @@ def main():
     parser.add_argument("--max-features", type=int, default=100,
                         help="r8: StructSVMCV's max_features (default 100, the issue's setting; 0: None, the "
                              "estimator's default, whose grid then also holds the unbudgeted problem)")
+    parser.add_argument("--sms-max-features", type=int, default=None,
+                        help="sms: StructSVMCV's max_features (default None, the estimator's default)")
+    parser.add_argument("--budgets", type=lambda v: None if v == "none" else int(v), nargs="+", default=None,
+                        help="r8, sms: StructSVMCV's budgets ('none': no budget) instead of its default grid")
     parser.add_argument("--max-instances", type=int, default=None,
                         help="mil: (a) is MILESClassifier(max_instances=K), the hard cap outside checks also call")
     parser.add_argument("--c-per-sample", type=float, nargs="+", default=None,
