@@ -24,7 +24,7 @@ from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 from .solvers.data import weights_in
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap",
+__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap", "default_budgets",
            "best_threshold"]
 
 # Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss
@@ -32,10 +32,13 @@ __all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_L
 # sum of losses -- LinearSVC's C = 100 C / n -- needs C proportional to n: the default grid is C / n,
 # and a C chosen on folds of n_f examples is carried to the whole data as the same C / n.
 DEFAULT_C_PER_SAMPLE = (0.3, 1.0, 3.0, 10.0)
-# The path over feature groups already selects the sparsity (B = 2 needs 2.5x the groups of B = 5 for
-# the same features); with (2, 5) the CV itself chose B = 5 in 6 of 8 R8 topics and most musk1 splits.
-# None (no budget) is a candidate too: on SMS spam every sparse model was 4 F1 points below the full one.
-# It is left out when max_features is set (a cap needs a budget).
+# B = 5 is the path's step (B = 2 needs 2.5x the groups of B = 5 for the same features; given (2, 5) the
+# CV chose 5 in 6 of 8 R8 topics and most musk1 splits). But a path does not grow without end: the optimum
+# on the generated groups keeps a number of features set by B and C, and at B = 5 and small C that is
+# 10-35 on R8 topics, whatever the number of groups (benchmarks/experiments/path_reach.py). So the grid
+# also holds a candidate that can reach any size: None (no budget; on SMS spam every sparse model was 4
+# F1 points below the full one), or under a cap k, where a budget is needed, B = k // MIN_PATH_POINTS
+# (see default_budgets; RESULTS.md, eighteenth session).
 DEFAULT_BUDGETS = (5, None)
 # Under a small cap a group of 5 leaves too short a path to choose on (max_features=10: two points).
 # The default budget is shrunk so that the path to the cap has at least this many points (see
@@ -96,6 +99,17 @@ def budget_under_cap(budget, max_features):
     if budget is None or max_features is None:
         return budget
     return max(1, min(budget, max_features // MIN_PATH_POINTS))
+
+
+def default_budgets(max_features):
+    """StructSVMCV's default budgets: ``DEFAULT_BUDGETS`` without a cap. Under a cap k each is shrunk
+    by :func:`budget_under_cap`, and None (no budget, which a cap excludes) becomes the largest group
+    that still leaves a path of MIN_PATH_POINTS points to the cap, k // MIN_PATH_POINTS: the candidate
+    whose path can reach the cap (k = 100: (5, 20); k = 25: (5,); k = 10: (2,))."""
+    if max_features is None:
+        return list(DEFAULT_BUDGETS)
+    shrunk = (budget_under_cap(max_features if b is None else b, max_features) for b in DEFAULT_BUDGETS)
+    return sorted(set(shrunk))
 
 
 def _check_budget(value, name):
@@ -347,10 +361,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         squared norms count the pool's near instances, and the per-example grid was better there).
     budgets : sequence of (int or None) or None, default=None
         Candidate budgets; None in the sequence is the unbudgeted (SVMperf) problem, a single path
-        point. None: ``DEFAULT_BUDGETS`` = (5, None) — with ``max_features`` k (min(5, k // 5),) (at
-        least 1: :func:`budget_under_cap`, so that the path to a small cap has five points): the path over the
-        number of groups selects the sparsity, the budget only its step, and the unbudgeted problem is
-        there for data where no sparse model is as good (SMS spam).
+        point. None: ``DEFAULT_BUDGETS`` = (5, None); with ``max_features`` k, (min(5, k // 5), k // 5)
+        (at least 1; :func:`default_budgets`): the path over the number of groups selects the sparsity
+        in steps of B, but it holds at most a number of features set by B and C (10-35 at B = 5 and
+        small C on R8), so the grid also has a candidate that can reach any size -- the unbudgeted
+        problem (for data where no sparse model is as good: SMS spam), or under a cap, where a budget
+        is needed, the group of k // 5 (the cap in five groups). Under a small cap the groups shrink
+        so that the path to it has five points (k = 10: (2,)).
     cv : int, cross-validation generator or iterable, default=3
         As scikit-learn's ``check_cv`` for classifiers: an int is a StratifiedKFold (no shuffling).
     scoring : str, callable or None, default=None
@@ -427,8 +444,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     def _check_params(self):
         """Validated (loss, Cs, budgets, scorer, solver parameters); ValueError before any fit."""
         Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
-        default = [budget_under_cap(b, self.max_features) for b in DEFAULT_BUDGETS
-                   if b is not None or self.max_features is None]
+        default = default_budgets(self.max_features)
         budgets = check_grid(default if self.budgets is None else self.budgets, "budgets", _check_budget)
         for name in ("scale_C", "debias"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):

@@ -377,6 +377,16 @@ def test_under_a_small_cap_the_default_budget_leaves_a_path_of_five_points():
 
     assert [budget_under_cap(5, k) for k in (1, 4, 5, 10, 14, 15, 24, 25, 100)] == [1, 1, 1, 2, 2, 3, 4, 5, 5]
     assert budget_under_cap(5, None) == 5 and budget_under_cap(None, 3) is None
+
+
+def test_under_a_cap_the_unbudgeted_candidate_becomes_the_group_that_reaches_the_cap_in_five():
+    from structfs.model_selection import default_budgets
+
+    assert default_budgets(None) == [5, None]
+    assert [default_budgets(k) for k in (4, 10, 25, 49, 50, 100)] == [[1], [2], [5], [5, 9], [5, 10], [5, 20]]
+    X, y = _data(seed=3)
+    cv = StructSVMCV(Cs=[100.0], max_features=50, max_outer=3).fit(X, y)
+    assert set(cv.cv_results_["param_budget"]) == {5, 10} and cv.selected_features_.size <= 50
     X, y = _data(seed=3)
     cv = StructSVMCV(Cs=[100.0], max_features=10, max_outer=6).fit(X, y)
     assert set(cv.cv_results_["param_budget"]) == {2} and cv.selected_features_.size <= 10
