@@ -377,6 +377,11 @@ def test_under_a_small_cap_the_default_budget_leaves_a_path_of_five_points():
 
     assert [budget_under_cap(5, k) for k in (1, 4, 5, 10, 14, 15, 24, 25, 100)] == [1, 1, 1, 2, 2, 3, 4, 5, 5]
     assert budget_under_cap(5, None) == 5 and budget_under_cap(None, 3) is None
+    X, y = _data(seed=3)
+    cv = StructSVMCV(Cs=[100.0], max_features=10, max_outer=6).fit(X, y)
+    assert set(cv.cv_results_["param_budget"]) == {2} and cv.selected_features_.size <= 10
+    assert set(StructSVMCV(Cs=[100.0], budgets=[5], max_features=10, max_outer=2).fit(X, y)
+               .cv_results_["param_budget"]) == {5}                     # an explicit grid is kept
 
 
 def test_under_a_cap_the_unbudgeted_candidate_becomes_the_group_that_reaches_the_cap_in_five():
@@ -387,11 +392,6 @@ def test_under_a_cap_the_unbudgeted_candidate_becomes_the_group_that_reaches_the
     X, y = _data(seed=3)
     cv = StructSVMCV(Cs=[100.0], max_features=50, max_outer=3).fit(X, y)
     assert set(cv.cv_results_["param_budget"]) == {5, 10} and cv.selected_features_.size <= 50
-    X, y = _data(seed=3)
-    cv = StructSVMCV(Cs=[100.0], max_features=10, max_outer=6).fit(X, y)
-    assert set(cv.cv_results_["param_budget"]) == {2} and cv.selected_features_.size <= 10
-    assert set(StructSVMCV(Cs=[100.0], budgets=[5], max_features=10, max_outer=2).fit(X, y)
-               .cv_results_["param_budget"]) == {5}                     # an explicit grid is kept
 
 
 def _one_percent_positives():
