@@ -115,11 +115,12 @@ def fmt(values):
     return f"{np.mean(values):.1f} ({np.std(values):.1f})"
 
 
-def paired(a, b):
-    """Mean of the per-split differences a - b and its standard error (same splits: a paired comparison)."""
+def paired(a, b, digits=1):
+    """Mean of the per-split differences a - b and its standard error (same splits: a paired comparison),
+    printed with ``digits`` decimals."""
     d = np.asarray(a) - np.asarray(b)
     se = d.std(ddof=1) / np.sqrt(d.shape[0]) if d.shape[0] > 1 else float("nan")
-    return f"{d.mean():+.1f} ± {se:.1f}"
+    return f"{d.mean():+.{digits}f} ± {se:.{digits}f}"
 
 
 def main():

@@ -11,8 +11,12 @@ and the mean features of each run.
 """
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))        # benchmarks/
+from mil import paired  # noqa: E402
 
 ROW = re.compile(r"^\| ([\w-]+) \| ([0-9.]+) \| ([0-9]+) \| ")
 
@@ -37,9 +41,8 @@ def main():
     print("|---|---|---|---|")
     for k in common:
         print(f"| {k} | {a[k][0]:.2f} ({a[k][1]}) | {b[k][0]:.2f} ({b[k][1]}) | {b[k][0] - a[k][0]:+.2f} |")
-    d = np.array([b[k][0] - a[k][0] for k in common])
-    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-    print(f"\nmean (b) − (a) over {len(d)} problems: {d.mean():+.2f} ± {se:.2f}; "
+    difference = paired([b[k][0] for k in common], [a[k][0] for k in common], digits=2)
+    print(f"\nmean (b) − (a) over {len(common)} problems: {difference}; "
           f"(a) {np.mean([a[k][0] for k in common]):.2f} with {np.mean([a[k][1] for k in common]):.1f} features, "
           f"(b) {np.mean([b[k][0] for k in common]):.2f} with {np.mean([b[k][1] for k in common]):.1f}")
 

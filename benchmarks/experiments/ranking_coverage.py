@@ -1,11 +1,12 @@
-"""Why the ranking losses fall behind under a feature cap on small R8 topics: coverage.
+"""Do the ranking losses fall behind under a feature cap on small R8 topics for lack of coverage?
 
     python benchmarks/experiments/ranking_coverage.py [--losses ap pauc prbep] [--topics ship trade interest]
 
-A sparse linear model scores every document that contains none of its selected words alike (the
-intercept). F1 only asks on which side of the cut a document falls, and those documents fall below
-it; a ranking measure (AP, partial AUC, PRBEP) ranks them, and a positive among hundreds of tied
-negatives costs it. For each (topic, loss): ``StructSVMCV(loss=L, max_features=100)`` at its defaults
+The hypothesis tested: a sparse linear model scores every document that contains none of its selected
+words alike (the intercept); F1 only asks on which side of the cut such a document falls, but a ranking
+measure (AP, partial AUC, PRBEP) ranks it, and a positive among hundreds of tied negatives would cost
+it. (Refuted on R8: the uncovered documents are negatives; RESULTS.md, eighteenth session.) For each
+(topic, loss): ``StructSVMCV(loss=L, max_features=100)`` at its defaults
 and the CV'd L1-``LinearSVC`` of benchmarks/cv.py (C by 3-fold CV on L's measure); the test measure,
 the features, and the share of test positives and of test negatives that contain none of the model's
 features (their score is the intercept: one tie).

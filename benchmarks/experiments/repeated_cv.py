@@ -26,7 +26,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold, St
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))        # benchmarks/
 from bias_scale import timed  # noqa: E402  (this folder is the script's path)
-from mil import load_splits, set_name  # noqa: E402
+from mil import load_splits, paired, set_name  # noqa: E402
 from structfs import StructSVMCV  # noqa: E402
 from structfs.datasets import get_data_home, load_r8, load_sms_spam  # noqa: E402
 from structfs.mil import MIL_BUDGETS, MILESClassifier  # noqa: E402
@@ -104,11 +104,7 @@ def main():
             print("  " + label + ": " + ", ".join(f"{v} {row[v][0]:.1f} ({row[v][1]}, {row[v][2]:.0f} s)"
                                                   for v in variants), flush=True)
         f1 = {v: np.array([r[v][0] for r in rows]) for v in variants}
-        diffs = []
-        for v in others:
-            d = f1[v] - f1["shipped"]
-            se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
-            diffs.append(f"{d.mean():+.2f} ± {se:.2f}")
+        diffs = [paired(f1[v], f1["shipped"], digits=2) for v in others]
         feats = " / ".join(f"{np.mean([r[v][1] for r in rows]):.1f}" for v in variants)
         secs = " / ".join(f"{np.mean([r[v][2] for r in rows]):.1f}" for v in variants)
         print(f"| {set_name(name)} | " + " | ".join(f"{f1[v].mean():.2f}" for v in variants) + " | "
