@@ -3,9 +3,16 @@
 Every public entry point validates before doing any work, so that a bad argument fails with a
 message naming it instead of producing a silently wrong loss or a numba error deep in a kernel.
 """
+import functools
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
+
+# The largest magnitude accepted in features and stored weights: squares and sums of squares of values
+# up to 1e100 stay far from float64's overflow (1.8e308), whatever n; beyond ~1e154 a square is inf and
+# the solvers' linear algebra fails or never returns.
+MAX_ABS_VALUE = 1e100
 
 
 def check_pm1(y, name="y"):
@@ -72,3 +79,30 @@ def check_positive_float(value, name, allow_zero=False):
 def is_dask_array(X):
     """True for a dask.array.Array (checked without importing dask, an optional dependency)."""
     return type(X).__module__.startswith("dask.array") and hasattr(X, "to_delayed")
+
+
+def check_magnitude(X, name="X"):
+    """ValueError when a dense or sparse ``X`` holds a value beyond :data:`MAX_ABS_VALUE` in magnitude."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size:
+        largest = float(np.max(np.abs(values)))
+        if largest > MAX_ABS_VALUE:
+            raise ValueError(f"{name} holds a value of magnitude {largest:.3g}; values beyond {MAX_ABS_VALUE:g} "
+                             "overflow when squared. Scale the features (e.g. sklearn.preprocessing.MaxAbsScaler).")
+    return X
+
+
+def keeps_state_on_failure(fit):
+    """Decorate an estimator's ``fit`` so that a fit that raises (bad input found late, an interrupt)
+    leaves the estimator exactly as it was: fitted with its old model, or unfitted (NotFittedError),
+    never with new ``classes_`` over old weights."""
+    @functools.wraps(fit)
+    def guarded(self, *args, **kwargs):
+        before = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+    return guarded

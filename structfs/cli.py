@@ -8,6 +8,7 @@ import sys
 import time
 
 from . import __version__
+from ._files import atomic_write
 
 
 class _LazyNumpy:
@@ -41,6 +42,8 @@ def _demo(args):
     from .solvers import refit_path, solve
 
     loss, groups = get_loss("f1"), 10          # the path is shown for up to 10 feature groups
+    if args.plot:
+        _check_output(args.plot)
     X, y = load_digits_imbalanced()
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
     print(f"structfs {__version__} demo: scikit-learn's digits, ten one-vs-rest problems (about 1:9), "
@@ -123,53 +126,14 @@ def _best_linear_svc(X_tr, y_tr, X_te, y_te):
 
 
 def read_svmlight(path, n_features=None):
-    """(X CSR, y) from an SVMlight/LIBSVM file (1-based indices, qid ignored, # comments allowed).
-
-    A malformed line is reported with its line number."""
-    from sklearn.datasets import load_svmlight_file
+    """(X CSR, y) from an SVMlight/LIBSVM file (1-based indices, qid ignored, # comments allowed);
+    a malformed file is reported with its line number."""
+    from .svmlight import load_svmlight
 
     try:
-        X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=False)
-    except FileNotFoundError:
-        raise CLIError(f"no such file: {path}") from None
+        return load_svmlight(path, n_features=n_features)
     except ValueError as exc:
-        raise CLIError(f"{path}: {_first_bad_line(path) or exc}") from None
-    except OverflowError:
-        raise CLIError(f"{path}: {_first_huge_index(path) or 'a feature index'} exceeds 2^31 - 1, the "
-                       "largest index supported (hash into a smaller space)") from None
-    return X, y
-
-
-def _first_huge_index(path):
-    """'line N: index I' of the first feature index above 2^31 - 1, or None."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, 1):
-            for pair in line.split("#", 1)[0].split()[1:]:
-                head = pair.split(":", 1)[0]
-                if head.isdigit() and int(head) > 2 ** 31 - 1:
-                    return f"line {number}: feature index {head}"
-    return None
-
-
-def _first_bad_line(path):
-    import re
-
-    pair = re.compile(r"^(qid:\S+|\d+:[-+0-9.eEinfaINFA]+)$")
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, 1):
-            body = line.split("#", 1)[0].split()
-            if not body:
-                continue
-            try:
-                float(body[0])
-            except ValueError:
-                return f"line {number}: the label {body[0]!r} is not a number"
-            for token in body[1:]:
-                if not pair.match(token):
-                    return f"line {number}: {token!r} is not an index:value pair"
-                if not token.startswith("qid:") and int(token.split(":")[0]) < 1:
-                    return f"line {number}: feature indices are 1-based, found {token.split(':')[0]}"
-    return None
+        raise CLIError(str(exc)) from None
 
 
 def _loss_name(value):
@@ -273,6 +237,7 @@ def _train(args):
     _check_output(args.model_file, args.train_file)
     if args.cv is not None and is_shard_directory(args.train_file):
         raise CLIError("--cv needs the training data in memory (an SVMlight file), not a shard directory")
+    _estimator(args, 2)._check_params()          # bad options fail before the data are read
     X, y = _read_training_data(args.train_file)
     n_classes = np.unique(y).shape[0]
     clf = _estimator(args, n_classes)
@@ -333,7 +298,8 @@ def _predict(args):
     _check_output(args.out_file, args.test_file, args.model_file)
     _, scores, _ = _scores_for(args)
     scores = scores[:, None] if scores.ndim == 1 else scores
-    np.savetxt(args.out_file, scores, fmt="%.10g")
+    with atomic_write(args.out_file) as fh:          # a full disk leaves no partial prediction file
+        np.savetxt(fh, scores, fmt="%.10g")
     return 0
 
 
@@ -368,8 +334,8 @@ def _shard(args):
     for source in args.sources:
         if not os.path.isfile(source):
             raise CLIError(f"no such file: {source}")
-    if args.shard_mb <= 0:
-        raise CLIError(f"--shard-mb must be positive, got {args.shard_mb}")
+    if not args.shard_mb * 2 ** 20 >= 1:
+        raise CLIError(f"--shard-mb must be at least one byte (1e-6 MB), got {args.shard_mb}")
     t0 = time.perf_counter()
     X = svmlight_to_shards(args.sources, args.out_dir, shard_bytes=int(args.shard_mb * 2 ** 20))
     if args.verbose:
@@ -396,6 +362,9 @@ def _evaluate(args):
 
 
 def _path(args):
+    if args.plot:
+        _check_output(args.plot, args.train_file)
+    _estimator(argparse.Namespace(**{**vars(args), "budget": min(args.budgets)}), 2)._check_params()
     X, y = read_svmlight(args.train_file)
     if args.test:
         Xt, yt = read_svmlight(args.test, n_features=X.shape[1])

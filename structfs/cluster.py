@@ -16,6 +16,7 @@ Needs ``dask[distributed]`` (an optional dependency: ``pip install structfs[dask
 import numpy as np
 import scipy.sparse as sp
 
+from ._validation import check_magnitude
 from .shards import ShardedMatrix, compact_weights
 from .solvers.data import occurring_columns, select_columns, sorted_unique
 
@@ -168,6 +169,7 @@ def _csr_block(part, start, stop):
     block = sp.csr_matrix(part, dtype=np.float64)
     if not np.isfinite(block.data).all():
         raise ValueError(f"X's rows {start}-{stop} hold NaN or infinite values; structfs needs finite features.")
+    check_magnitude(block, f"X's rows {start}-{stop}")
     block.sum_duplicates()
     return block
 

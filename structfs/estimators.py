@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_positive_float, check_positive_int, is_dask_array
+from ._validation import check_magnitude, keeps_state_on_failure, check_positive_float, check_positive_int, is_dask_array
 from .losses import get_loss
 from .solvers import solve
 from .solvers.data import is_row_blocks
@@ -218,6 +218,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"master_solver must be 'ipm' or 'ecos', got {self.master_solver!r}.")
         return loss, C, bias, tol
 
+    @keeps_state_on_failure
     def fit(self, X, y):
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
         :class:`structfs.shards.ShardedMatrix` on disk, a :class:`structfs.cluster.DaskRowBlocks` or a dask
@@ -232,6 +233,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         else:
             X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
                                  dtype=[np.float64, np.float32], ensure_all_finite=True)
+            check_magnitude(X)
         check_classification_targets(y)        # "Unknown label type" for continuous targets
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] == 1:
@@ -264,7 +266,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           "On noisy, imbalanced data every w may leave some labeling (for the F-measures: one "
                           "without true positives) at the slack of w = 0, whatever C; the ranking loss "
                           "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
-                          UserWarning, stacklevel=2)
+                          UserWarning, stacklevel=3)
         return self
 
     def _check_row_blocks(self, X, y):
@@ -337,6 +339,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
         return clone(estimator)
 
+    @keeps_state_on_failure
     def fit(self, X, y):
         from joblib import Parallel, delayed
 

@@ -3,8 +3,10 @@
 All measures take true labels (``{-1,+1}``, ``{0,1}`` or bool) and real-valued decision scores:
 
 * F1 / F_beta / accuracy / error rate label an example positive when its score is > 0;
-* Prec@k / Rec@k label the ``k`` highest scores positive (ties broken by position, stably);
-* PRBEP is the precision of the top-P scores (P = number of positives), where precision = recall;
+* Prec@k / Rec@k label the ``k`` highest scores positive; PRBEP is the precision of the top-P
+  scores (P = number of positives), where precision = recall. Where the k-th highest score is tied,
+  the tied examples share the remaining places: the measure is its average over every order of the
+  ties (as scikit-learn's ranking measures treat ties), never a function of the examples' order;
 * ROC-AUC counts tied positive/negative pairs as one half;
 * average precision and the partial ROC area are scikit-learn's (``average_precision_score``; the
   area under the ROC curve over false-positive rates [0, beta], interpolated at beta as
@@ -102,8 +104,14 @@ def resolve_k(k, k_frac, n_pos, n, default_frac, above_n=False):
 
 
 def _top_k_hits(y, s, k):
-    order = np.argsort(-s, kind="stable")[:k]
-    return int(np.count_nonzero(y[order] > 0))
+    """Positives among the k highest scores; where the k-th score ties with others, the tied block
+    counts its share (positives in the block x places left / block size): the expected count over
+    every order of the ties, so the measure never depends on the examples' order."""
+    threshold = np.partition(s, s.shape[0] - k)[s.shape[0] - k]
+    above, tied = s > threshold, s == threshold
+    n_above = int(np.count_nonzero(above))
+    hits = float(np.count_nonzero(y[above] > 0))
+    return hits + (k - n_above) * np.count_nonzero(y[tied] > 0) / np.count_nonzero(tied)
 
 
 def precision_at_k(y_true, scores, k=None, k_frac=None):

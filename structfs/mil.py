@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_positive_float, check_positive_int
+from ._validation import check_magnitude, keeps_state_on_failure, check_positive_float, check_positive_int
 from .model_selection import StructSVMCV, best_candidate, budget_under_cap, check_grid
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
@@ -49,7 +49,7 @@ def check_bags(bags, n_features=None, name="bags"):
                              "all bags must have the same number of features.")
         if not np.isfinite(arr).all():
             raise ValueError(f"bag {i} contains NaN or infinite values.")
-        out.append(arr)
+        out.append(check_magnitude(arr, f"bag {i}"))
     return out
 
 
@@ -86,6 +86,7 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
         self.sigma = sigma
         self.standardize = standardize
 
+    @keeps_state_on_failure
     def fit(self, bags, y=None):
         sigma = _check_sigma(self.sigma)
         bags = check_bags(bags)
@@ -249,6 +250,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
             return check_grid(self.sigma, "sigma", check_positive_float)
         return [check_positive_float(self.sigma, "sigma")]
 
+    @keeps_state_on_failure
     def fit(self, bags, y):
         if self.max_instances is not None:
             check_positive_int(self.max_instances, "max_instances")

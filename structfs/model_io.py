@@ -21,6 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import __version__
+from ._files import atomic_write, read_small_text
+from ._validation import MAX_ABS_VALUE
 from .estimators import OneVsRestStructSVM, StructSVM, sparse_row_nonzeros
 from .solvers.data import weights_in
 
@@ -46,9 +48,15 @@ def _loss_record(loss):
 
     if type(loss) is LOSSES.get(getattr(loss, "name", None)):
         return {"name": loss.name, "params": {k: _plain(v, "loss.params") for k, v in loss.params.items()}}
-    raise ValueError(f"save_model cannot write the loss {loss!r}: only built-in losses (by name or object) can be "
-                     "stored in a model file. Pickle the model instead (pickle/joblib), or rebuild the loss "
-                     "after loading.")
+    import pickle
+
+    try:
+        pickle.dumps(loss)
+        instead = "pickle the model instead (pickle/joblib)"
+    except Exception:
+        instead = ("it does not pickle either: define its function at module level (not a lambda or a local "
+                   "function), then pickle the model (pickle/joblib)")
+    raise ValueError(f"save_model cannot write the loss {loss!r}: a model file holds built-in losses only; {instead}.")
 
 
 def _plain(value, field):
@@ -142,7 +150,7 @@ def save_model(estimator, path):
         "models": models,
     }
     text = json.dumps(doc, allow_nan=False)
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_write(path) as fh:           # a failed write leaves the previous file as it was
         fh.write(text)
     return path
 
@@ -152,8 +160,8 @@ def _field(doc, key, kind, where=""):
     if not isinstance(doc, dict) or key not in doc:
         raise ModelFileError(f"missing field {where}{key}")
     value = doc[key]
-    ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+    ok = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2 ** 63,
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= MAX_ABS_VALUE,
           "list": lambda v: isinstance(v, list), "dict": lambda v: isinstance(v, dict),
           "str": lambda v: isinstance(v, str)}[kind]
     if not ok(value):
@@ -166,20 +174,19 @@ def _weights(record, n_features, where):
     values = _field(record, "values", "list", where)
     if len(indices) != len(values):
         raise ModelFileError(f"{where}indices and {where}values differ in length")
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in indices):
-        raise ModelFileError(f"{where}indices must be integers")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
-        raise ModelFileError(f"{where}values must be finite numbers")
+    if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n_features for i in indices):
+        raise ModelFileError(f"{where}indices must be integers in 0..n_features-1 ({n_features})")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= MAX_ABS_VALUE for v in values):
+        raise ModelFileError(f"{where}values must be finite numbers of magnitude at most {MAX_ABS_VALUE:g} (larger "
+                             "weights overflow the decision values)")
     idx = np.asarray(indices, dtype=np.int64)
-    if idx.size and (idx.min() < 0 or idx.max() >= n_features):
-        raise ModelFileError(f"{where}indices lie outside 0..n_features-1 ({n_features})")
     if np.unique(idx).size != idx.size:
         raise ModelFileError(f"{where}indices repeat a feature")
     order = np.argsort(idx)
     w = weights_in(idx[order], np.asarray(values, dtype=np.float64)[order], n_features)
     intercept = _field(record, "intercept", "number", where)
-    objective = record.get("objective", float("nan"))
-    return w, float(intercept), objective
+    objective = _field(record, "objective", "number", where) if "objective" in record else float("nan")
+    return w, float(intercept), float(objective)
 
 
 def _build(cls, params, where="params."):
@@ -188,10 +195,16 @@ def _build(cls, params, where="params."):
         loss = params["loss"]
         from .losses import get_loss
 
-        params["loss"] = get_loss(_field(loss, "name", "str", where + "loss."), **_field(loss, "params", "dict",
-                                                                                          where + "loss."))
+        try:
+            params["loss"] = get_loss(_field(loss, "name", "str", where + "loss."),
+                                      **_field(loss, "params", "dict", where + "loss."))
+        except (TypeError, OverflowError) as exc:
+            raise ModelFileError(f"field {where}loss: {exc}") from None
     if isinstance(params.get("estimator"), dict):
-        params["estimator"] = _build(StructSVM, _field(params["estimator"], "params", "dict", where + "estimator."),
+        nested = params["estimator"]
+        if _field(nested, "class", "str", where + "estimator.") != "StructSVM":
+            raise ModelFileError(f"field {where}estimator.class must be 'StructSVM', got {nested['class']!r:.60}")
+        params["estimator"] = _build(StructSVM, _field(nested, "params", "dict", where + "estimator."),
                                      where + "estimator.params.")
     known = set(cls().get_params(deep=False))
     unknown = sorted(set(params) - known)
@@ -201,7 +214,7 @@ def _build(cls, params, where="params."):
     est = cls(**params)
     try:
         (est._binary() if isinstance(est, OneVsRestStructSVM) else est)._check_params()
-    except ValueError as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         raise ModelFileError(f"field {where[:-1]}: {exc}") from None
     return est
 
@@ -234,7 +247,7 @@ def _load(doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelFileError("not a structfs model file")
     version = doc.get("format_version")
-    if version not in (1, FORMAT_VERSION, FORMAT_VERSION_PER_MODEL):
+    if isinstance(version, bool) or version not in (1, FORMAT_VERSION, FORMAT_VERSION_PER_MODEL):
         raise ModelFileError(f"model format version {version!r} is not supported by structfs {__version__} "
                              f"(which reads versions 1 to {FORMAT_VERSION_PER_MODEL})")
     kind = _field(doc, "kind", "str")
@@ -244,8 +257,10 @@ def _load(doc):
     if not 1 <= n_features <= 2 ** 31:
         raise ModelFileError(f"field n_features must be in 1..2^31, got {n_features}")
     classes = _field(doc, "classes", "list")
-    if len(set(map(repr, classes))) != len(classes) or not all(isinstance(c, (int, float, str)) for c in classes):
-        raise ModelFileError("field classes must hold distinct numbers or strings")
+    numbers_only = all(isinstance(c, (int, float)) and not isinstance(c, bool) and abs(c) <= MAX_ABS_VALUE
+                       for c in classes)
+    if not (numbers_only or all(isinstance(c, str) for c in classes)) or len(set(classes)) != len(classes):
+        raise ModelFileError("field classes must hold distinct values, all finite numbers or all strings")
     if sorted(classes, key=lambda c: (isinstance(c, str), c)) != classes:
         raise ModelFileError("field classes must be sorted (classes_[1] is the positive class)")
     models = _field(doc, "models", "list")
@@ -288,14 +303,13 @@ def _binary_of(ovr, record, i, version):
 
 def load_model(path):
     """Read and validate a model file written by :func:`save_model` (or ``structfs train``)."""
+    text = read_small_text(path, "structfs model file")
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh, parse_constant=_reject_constant)
-        return _load(doc)
+        return _load(json.loads(text, parse_constant=_reject_constant))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a structfs model file (corrupt or truncated JSON: {exc.msg}).") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a structfs model file (not UTF-8 text).") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a structfs model file (JSON nested too deeply).") from None
     except ModelFileError as exc:
         raise ValueError(f"{path}: model file is corrupt or invalid: {exc}.") from None
 

@@ -18,7 +18,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ._validation import check_positive_float, check_positive_int
+from ._validation import check_magnitude, keeps_state_on_failure, check_positive_float, check_positive_int
 from .estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
 from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
@@ -510,11 +510,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             for f, C, B in tasks)
         return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
 
+    @keeps_state_on_failure
     def fit(self, X, y):
         """Cross-validate the grid, then fit the best candidate on all of X, y."""
         self._check_params()
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                              ensure_all_finite=True)
+        check_magnitude(X)
         check_classification_targets(y)
         classes = np.unique(y)
         if classes.shape[0] == 1:
@@ -575,7 +577,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         warnings.warn(f"{what}: on these data the {loss.name!r} loss's structural SVM has its optimum at w = 0. "
                       f"Searching again with loss={FALLBACK_LOSS!r} (a ranking loss without that trivial "
                       "optimum), scored by the same measure, each model's threshold the best cut of the measure "
-                      "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=3)
+                      "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=4)
         fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
                                           scoring=check_scoring(self.scoring, loss))
         threshold_loss = loss if loss.is_contingency else None
@@ -595,7 +597,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             warnings.warn(f"{int(uncertified.sum())} of {uncertified.size} candidates were scored on fold fits that "
                           f"ran out of max_iter={self.max_iter} cutting planes without their certificate (C = {Cs}); "
                           "their validation scores are approximate. Raise max_iter (or tol), or leave those C out "
-                          "of Cs.", ConvergenceWarning, stacklevel=3)
+                          "of Cs.", ConvergenceWarning, stacklevel=5)
         self.best_index_ = best
         self.best_score_ = float(np.mean(table["scores"][best]))
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]

@@ -16,21 +16,29 @@ maps a shard without reading or copying it, and the mapping is dropped after the
 so resident memory holds one shard at a time. zarr or HDF5 would add a dependency and chunk
 compression (CPU per pass) for no gain here: shards are written once and read sequentially.
 
-The manifest records every file's size and modification time; a shard that is missing, truncated or
-changed after it was written, or whose contents are out of range, is a ValueError naming it.
+The manifest records every file's size and SHA-256; each shard's files are verified against it the
+first time a matrix reads them and again whenever their modification time changes (their sizes on
+every pass), so a copy of the directory (``cp -r``,
+``tar``, ``rsync``) stays valid while a shard that is missing, truncated or edited, or whose contents
+are out of range, is a ValueError naming it. A directory is written under a temporary name beside its
+destination and renamed into place when complete: a failed or interrupted write leaves nothing behind.
 """
 import json
 import os
+import shutil
+import tempfile
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from ._jit import njit
 
+from ._files import read_small_text, sha256_of_file
+from ._validation import MAX_ABS_VALUE, check_magnitude
 from .solvers.data import column_positions, compressed_dot, sorted_unique
 
 __all__ = ["ShardWriter", "ShardedMatrix", "write_shards", "svmlight_to_shards", "is_shard_directory"]
 
-FORMAT, VERSION = "structfs-shards", 1
+FORMAT, VERSION = "structfs-shards", 2
 MANIFEST = "manifest.json"
 _PARTS = ("indptr", "indices", "data", "y")
 
@@ -44,15 +52,22 @@ class ShardWriter:
     ``close()`` (renumbers the columns compactly, writes the manifest) returns the ShardedMatrix.
 
     ``n_features``: the index space (default: the largest index seen + 1). The directory must not
-    exist or be empty: an existing shard directory is never overwritten.
+    exist or be empty: an existing shard directory is never overwritten. Until ``close()`` the shards
+    are written to a temporary directory beside ``path``; ``abort()`` removes it.
     """
 
     def __init__(self, path, n_features=None, dtype=np.float64):
-        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
-            raise ValueError(f"path {path!r} exists and is not an empty directory; shards are written to a new one.")
-        self._created = not os.path.exists(path)
-        os.makedirs(path, exist_ok=True)
-        self.path, self.n_features, self.dtype = path, n_features, np.dtype(dtype)
+        path = os.fspath(path)
+        _check_destination(path)
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise ValueError(f"cannot write {path!r}: no such directory {parent}.")
+        self.destination = path
+        self.path = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(path))}.", suffix=".tmp", dir=parent)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self.path, 0o777 & ~umask)        # mkdtemp's 0700 would outlive the rename
+        self.n_features, self.dtype = n_features, np.dtype(dtype)
         self.shards, self.columns, self._pending = [], np.zeros(0, dtype=np.int64), []
         self.labels = set()
 
@@ -73,6 +88,7 @@ class ShardWriter:
             raise ValueError(f"{where}: y has {y.shape[0]} labels for {X.shape[0]} rows of X.")
         if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
             raise ValueError(f"{where}: X and y must be finite.")
+        check_magnitude(X, f"{where}: X")
         labels = self.labels | set(np.unique(y).tolist())
         if len(labels) > 2:
             raise ValueError(f"{where} has labels {sorted(set(np.unique(y).tolist()))} where the earlier rows have "
@@ -92,16 +108,7 @@ class ShardWriter:
 
     def abort(self):
         """Remove what this writer wrote (a failed conversion leaves no half directory behind)."""
-        names = [s["name"] for s in self.shards] + [f"shard-{len(self.shards):05d}"]
-        for name in names:
-            for part in _PARTS:
-                if os.path.exists(self._file(name, part)):
-                    os.remove(self._file(name, part))
-        for extra in ("columns.npy", MANIFEST):
-            if os.path.exists(os.path.join(self.path, extra)):
-                os.remove(os.path.join(self.path, extra))
-        if self._created and not os.listdir(self.path):
-            os.rmdir(self.path)
+        shutil.rmtree(self.path, ignore_errors=True)
 
     def close(self):
         """Renumber every shard's columns compactly, write the manifest; the ShardedMatrix."""
@@ -134,44 +141,59 @@ class ShardWriter:
                         columns=None if identity else _stamp(os.path.join(self.path, "columns.npy")))
         with open(os.path.join(self.path, MANIFEST), "w") as fh:
             json.dump(manifest, fh, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        _check_destination(self.destination)       # another writer may have finished first
+        try:
+            os.replace(self.path, self.destination)    # a directory may replace an empty one (POSIX rename)
+        except OSError as exc:
+            raise ValueError(f"cannot write {self.destination!r}: {exc.strerror} (another writer?).") from None
+        self.path = self.destination
         return ShardedMatrix(self.path)
 
 
+def _check_destination(path):
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise ValueError(f"path {path!r} exists and is not an empty directory; shards are written to a new one.")
+
+
 def _stamp(path):
-    st = os.stat(path)
-    return dict(size=st.st_size, mtime_ns=st.st_mtime_ns)
+    return dict(size=os.path.getsize(path), sha256=sha256_of_file(path))
 
 
 def write_shards(X, y, path, rows_per_shard=100_000):
     """An in-memory (X, y) as a shard directory of ``rows_per_shard`` rows each; the ShardedMatrix."""
+    if isinstance(rows_per_shard, (bool, np.bool_)) or not isinstance(rows_per_shard, (int, np.integer)) \
+            or rows_per_shard < 1:
+        raise ValueError(f"rows_per_shard must be an integer >= 1, got {rows_per_shard!r}.")
     X = sp.csr_matrix(X)
     writer = ShardWriter(path, n_features=X.shape[1], dtype=X.dtype if X.dtype == np.float32 else np.float64)
-    for start in range(0, X.shape[0], rows_per_shard):
-        writer.append(X[start:start + rows_per_shard], np.asarray(y)[start:start + rows_per_shard])
-    return writer.close()
+    try:
+        for start in range(0, X.shape[0], rows_per_shard):
+            writer.append(X[start:start + rows_per_shard], np.asarray(y)[start:start + rows_per_shard])
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
 
 
 def svmlight_to_shards(sources, path, shard_bytes=256 * 2 ** 20, dtype=np.float64):
     """SVMlight/LIBSVM file(s) (1-based indices, as svm_perf) to a shard directory, each file read
-    ``shard_bytes`` at a time (scikit-learn's ``load_svmlight_file(offset=, length=)``), so a file
-    larger than memory converts in pieces. Returns the ShardedMatrix."""
-    from sklearn.datasets import load_svmlight_file
+    ``shard_bytes`` of whole lines at a time, so a file larger than memory converts in pieces (a
+    line longer than that is a piece of its own). Returns the ShardedMatrix."""
+    from .svmlight import svmlight_chunks
 
+    if isinstance(shard_bytes, (bool, np.bool_)) or not isinstance(shard_bytes, (int, np.integer)) or shard_bytes < 1:
+        raise ValueError(f"shard_bytes must be an integer >= 1, got {shard_bytes!r}.")
     sources = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    for source in sources:
+        if not os.path.isfile(source):
+            raise ValueError(f"no such file: {source}")
     writer = ShardWriter(path, dtype=dtype)
     try:
         for source in sources:
-            size = os.path.getsize(source)
-            for offset in range(0, max(size, 1), shard_bytes):
-                where = f"{source}, bytes {offset}-{min(offset + shard_bytes, size)}"
-                try:
-                    X, y = load_svmlight_file(str(source), n_features=2 ** 31 - 1, zero_based=False, offset=offset,
-                                              length=shard_bytes, dtype=dtype)
-                except (ValueError, OverflowError) as exc:
-                    hint = " (feature indices are 1-based, as svm_perf's)" if "index 0" in str(exc) else ""
-                    raise ValueError(f"{where}: {exc}{hint}") from None
-                if X.shape[0]:
-                    writer.append(X, y, source=where)
+            for X, y, where in svmlight_chunks(source, int(shard_bytes), dtype):
+                writer.append(X, y, source=where)
         return writer.close()
     except BaseException:
         writer.abort()
@@ -191,12 +213,13 @@ class ShardedMatrix:
     def __init__(self, path, _compact=False, _passes=None):
         self.path = os.fspath(path)
         manifest_path = os.path.join(self.path, MANIFEST)
+        if not os.path.exists(manifest_path):
+            raise ValueError(f"{self.path} is not a shard directory: no {MANIFEST}.")
         try:
-            with open(manifest_path) as fh:
-                meta = json.load(fh)
-        except FileNotFoundError:
-            raise ValueError(f"{self.path} is not a shard directory: no {MANIFEST}.") from None
-        except (OSError, ValueError) as exc:
+            meta = json.loads(read_small_text(manifest_path, "shard manifest"))
+        except RecursionError:
+            raise ValueError(f"{manifest_path} is unreadable: JSON nested too deeply.") from None
+        except ValueError as exc:
             raise ValueError(f"{manifest_path} is unreadable: {exc}") from None
         self.meta = _checked_manifest(meta, manifest_path)
         self.n_columns = self.meta["n_columns"]
@@ -205,13 +228,14 @@ class ShardedMatrix:
         self.shape = (n, self.n_columns if _compact else m)
         self.dtype = np.dtype(self.meta["dtype"])
         self._passes = [0] if _passes is None else _passes     # shared with the compact view
-        self._verified = set()
+        self._verified = {}              # file -> modification time at which its checksum matched
+        self._valid = set()              # shards whose CSR arrays were checked
         self._compact_view = None
         starts = np.cumsum([0] + [s["n_rows"] for s in self.meta["shards"]])
         self._rows = list(zip(starts[:-1], starts[1:]))
-        for shard in self.meta["shards"]:
+        for shard in self.meta["shards"]:          # at open, the sizes (cheap); contents on first read
             for part in _PARTS:
-                self._check_stamp(shard["name"], part, shard["files"][part])
+                self._check_size(shard["name"], part, shard["files"][part])
 
     @property
     def passes(self):
@@ -230,17 +254,25 @@ class ShardedMatrix:
         return os.path.join(self.path, f"{name}.{part}.npy")
 
     def _check_stamp(self, name, part, stamp):
+        """The file's size on every read; its SHA-256 on the first read by this matrix."""
+        path, mtime = self._check_size(name, part, stamp)
+        if self._verified.get(path) != mtime:        # first read, or written since it was verified
+            if sha256_of_file(path) != stamp["sha256"]:
+                raise ValueError(f"shard {name!r}: the contents of {os.path.basename(path)} differ from those "
+                                 "written (its checksum); re-create the shard directory.")
+            self._verified[path] = mtime
+
+    def _check_size(self, name, part, stamp):
+        """(path, modification time) of a file whose size is the manifest's."""
         path = self._file(name, part) if part != "columns" else os.path.join(self.path, "columns.npy")
         try:
-            now = _stamp(path)
+            st = os.stat(path)
         except OSError:
             raise ValueError(f"shard {name!r}: {os.path.basename(path)} is missing from {self.path}.") from None
-        if now["size"] != stamp["size"]:
-            raise ValueError(f"shard {name!r}: {os.path.basename(path)} has {now['size']} bytes, the manifest "
+        if st.st_size != stamp["size"]:
+            raise ValueError(f"shard {name!r}: {os.path.basename(path)} has {st.st_size} bytes, the manifest "
                              f"{stamp['size']}: truncated or rewritten since it was written.")
-        if now["mtime_ns"] != stamp["mtime_ns"]:
-            raise ValueError(f"shard {name!r}: {os.path.basename(path)} was modified after the shard directory "
-                             "was written; re-create it.")
+        return path, st.st_mtime_ns
 
     def _load(self, i):
         """(row range, indptr, indices, data) of shard i, memory-mapped, checked."""
@@ -254,15 +286,16 @@ class ShardedMatrix:
             except (OSError, ValueError) as exc:
                 raise ValueError(f"shard {name!r}: {part} is unreadable: {exc}") from None
         indptr, indices, data = arrays
-        if i not in self._verified:
+        if i not in self._valid:
             ok = (indptr.ndim == indices.ndim == data.ndim == 1 and indptr.shape[0] == shard["n_rows"] + 1
                   and indices.shape[0] == data.shape[0] == shard["nnz"] and indptr.dtype == np.int64
                   and indices.dtype.kind == "i" and data.dtype == self.dtype
-                  and _valid_csr(indptr, indices, data, self.n_columns))
+                  and _valid_csr(indptr, indices, data, self.n_columns, MAX_ABS_VALUE))
             if not ok:
                 raise ValueError(f"shard {name!r}: its CSR arrays are inconsistent (row pointers, column index "
-                                 f"outside 0..{self.n_columns - 1}, or a non-finite value).")
-            self._verified.add(i)
+                                 f"outside 0..{self.n_columns - 1}, or a value that is not finite or beyond "
+                                 f"{MAX_ABS_VALUE:g}).")
+            self._valid.add(i)
         return self._rows[i], indptr, indices, data
 
     # -- what the solver needs -----------------------------------------------------------------
@@ -280,6 +313,7 @@ class ShardedMatrix:
             return self
         if self._compact_view is None:
             self._compact_view = ShardedMatrix(self.path, True, self._passes)
+            self._compact_view._verified = self._verified      # the same files: verified once
         return self._compact_view
 
     def _require_compact(self):
@@ -369,11 +403,12 @@ def _checked_manifest(meta, where):
 
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         bad("format", f"is not {FORMAT!r}")
-    if meta.get("version") != VERSION:
-        bad("version", f"is {meta.get('version')!r}; this structfs reads version {VERSION}")
+    if isinstance(meta.get("version"), bool) or meta.get("version") != VERSION:
+        hint = " (an older directory, stamped by modification time: re-create it)" if meta.get("version") == 1 else ""
+        bad("version", f"is {meta.get('version')!r}; this structfs reads version {VERSION}{hint}")
     for field in ("n_features", "n_columns", "n_samples"):
-        if not isinstance(meta.get(field), int) or isinstance(meta.get(field), bool) or meta[field] < 0:
-            bad(field, "must be a non-negative integer")
+        if not _count(meta.get(field)):
+            bad(field, "must be a non-negative integer below 2^63")
     if meta["n_columns"] > meta["n_features"]:
         bad("n_columns", "exceeds n_features")
     if meta.get("dtype") not in ("float64", "float32"):
@@ -388,10 +423,11 @@ def _checked_manifest(meta, where):
             bad("shards", f"holds an invalid or repeated entry {s!r}")
         names.add(s["name"])
         for field in ("n_rows", "nnz"):
-            if not isinstance(s.get(field), int) or s[field] < 0:
-                bad(f"shard {s['name']!r} {field}", "must be a non-negative integer")
-        if not isinstance(s.get("files"), dict) or set(s["files"]) != set(_PARTS):
-            bad(f"shard {s['name']!r} files", f"must stamp {', '.join(_PARTS)}")
+            if not _count(s.get(field)):
+                bad(f"shard {s['name']!r} {field}", "must be a non-negative integer below 2^63")
+        if not isinstance(s.get("files"), dict) or set(s["files"]) != set(_PARTS) \
+                or not all(_valid_stamp(stamp) for stamp in s["files"].values()):
+            bad(f"shard {s['name']!r} files", f"must give the size and sha256 of {', '.join(_PARTS)}")
     if sum(s["n_rows"] for s in shards) != meta["n_samples"]:
         bad("n_samples", "is not the sum of the shards' rows")
     labels = meta.get("labels")
@@ -399,18 +435,29 @@ def _checked_manifest(meta, where):
         bad("labels", f"are {labels!r}: a shard directory holds one binary problem (two label values at most)")
     if (meta.get("columns") is None) != (meta["n_columns"] == meta["n_features"]):
         bad("columns", "disagrees with n_columns and n_features")
+    if meta["columns"] is not None and not _valid_stamp(meta["columns"]):
+        bad("columns", "must give the size and sha256 of columns.npy")
     return meta
 
 
+def _count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 63
+
+
+def _valid_stamp(stamp):
+    return (isinstance(stamp, dict) and _count(stamp.get("size")) and isinstance(stamp.get("sha256"), str)
+            and len(stamp["sha256"]) == 64)
+
+
 @njit(cache=True)
-def _valid_csr(indptr, indices, data, n_columns):
+def _valid_csr(indptr, indices, data, n_columns, max_abs):
     if indptr[0] != 0 or indptr[-1] != indices.shape[0]:
         return False
     for i in range(indptr.shape[0] - 1):
         if indptr[i + 1] < indptr[i]:
             return False
     for p in range(indices.shape[0]):
-        if indices[p] < 0 or indices[p] >= n_columns or not np.isfinite(data[p]):
+        if indices[p] < 0 or indices[p] >= n_columns or not abs(data[p]) <= max_abs:
             return False
     return True
 

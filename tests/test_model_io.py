@@ -55,7 +55,7 @@ def test_feature_names_survive_and_are_checked(tmp_path):
 def test_a_user_loss_is_refused_not_replaced(tmp_path):
     X, y = _data()
     model = StructSVM(loss=ContingencyLoss(lambda a, b, c, d: 100.0 * (b + 3 * c) / (a + b + c + d))).fit(X, y)
-    with pytest.raises(ValueError, match="only built-in losses"):
+    with pytest.raises(ValueError, match="built-in losses only.*does not pickle either.*module level"):
         save_model(model, tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
 
@@ -85,7 +85,7 @@ def _edit(doc, path, value):
 _DELETE = object()
 CORRUPTIONS = [
     (("models", 0), {"indices": [0, 0], "values": [1.0, 2.0], "intercept": 0.0}, "repeat"),
-    (("models", 0), {"indices": [0, 99], "values": [1.0, 2.0], "intercept": 0.0}, "outside"),
+    (("models", 0), {"indices": [0, 99], "values": [1.0, 2.0], "intercept": 0.0}, r"in 0\.\.n_features-1"),
     (("models", 0), {"indices": [0.5, 1], "values": [1.0, 2.0], "intercept": 0.0}, "integers"),
     (("models", 0), {"indices": [0, 1], "values": [None, 1.0], "intercept": 0.0}, "finite"),
     (("models", 0), {"indices": [0, 1], "values": [1.0]}, "differ in length"),

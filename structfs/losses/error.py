@@ -1,6 +1,6 @@
 """The error-rate (Hamming) loss: Delta = 100 (b + c) / n decomposes per example."""
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from .base import ContingencyLoss
 

@@ -11,7 +11,7 @@ is where the increments change sign. That point never moves down as t grows, so 
 for every t: the oracle is two sorts plus O(n).
 """
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from .._validation import check_positive_float, check_positive_int
 from ..metrics import _top_k_hits, resolve_k

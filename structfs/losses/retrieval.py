@@ -34,7 +34,7 @@ O((P + k) log(P + k)).
 import math
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from ..metrics import average_precision, partial_auc, resolve_beta
 from .auc import _count_swaps

@@ -11,7 +11,7 @@ solver never needs more of X than that, so such data are never loaded whole.
 """
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from .._jit import njit
 
 
 def is_row_blocks(X):

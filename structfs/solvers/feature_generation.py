@@ -87,12 +87,14 @@ def solve(X, y, loss, C, **kwargs):
         return _on_columns(columns, X.shape[1], X, y, loss, C, kwargs)
     cap = kwargs.pop("max_features", None)
     refit = kwargs.pop("refit", None)
-    budget = effective_budget(kwargs.pop("budget", None), cap, X.shape[1])
+    asked = kwargs.pop("budget", None)
+    budget = effective_budget(asked, cap, X.shape[1])
     if budget is None:                                  # one group of all features: SVMperf's problem
         if is_row_blocks(X):
-            raise ValueError(f"budget=None on {type(X).__name__} data (rows on disk or on a cluster): the "
-                             "unbudgeted problem needs every column in memory at once; set a budget (feature "
-                             "generation reads X once per group).")
+            what = "budget=None" if asked is None else f"budget={asked} (covering all {X.shape[1]} features)"
+            raise ValueError(f"{what} on {type(X).__name__} data (rows on disk or on a cluster): the "
+                             "unbudgeted problem needs every column in memory at once; set a budget below the "
+                             "number of features (feature generation reads X once per group).")
         return _solve(X, y, loss, C, budget=None, **kwargs)
     from threadpoolctl import threadpool_limits
 

@@ -16,8 +16,10 @@ The two agree up to the order of floating-point sums (tests/test_solvers.py).
 """
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, types
+from numba import types
 from numba.typed import List
+
+from .._jit import njit
 
 _BLOCK = 4096          # examples per block of the coded combination: the output block stays in cache
 

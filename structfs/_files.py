@@ -1,0 +1,62 @@
+"""Safe file handling: every file the package writes replaces its destination atomically, and
+every file it reads is checked to be a regular file of bounded size before it is read.
+
+A write goes to a temporary file in the destination's directory, is flushed to disk (fsync) and
+then renamed over the destination (``os.replace``, atomic on POSIX and Windows): a full disk, a
+size limit or an interrupt leaves the previous file intact and no partial file behind.
+"""
+import contextlib
+import hashlib
+import os
+import stat
+import tempfile
+
+# A model file or a manifest is a few MB at most; a larger "file" is not one of ours (or is a device).
+MAX_METADATA_BYTES = 1 << 30
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", encoding="utf-8"):
+    """Open a temporary file beside ``path`` for writing; on success it replaces ``path``."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def read_small_text(path, what):
+    """The text of a regular file of at most :data:`MAX_METADATA_BYTES`; ValueError naming ``path``
+    for anything else (a directory, a FIFO, a device such as /dev/zero, a huge file, not UTF-8)."""
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file.") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path}: not a regular file, so not a {what}.")
+    if st.st_size > MAX_METADATA_BYTES:
+        raise ValueError(f"{path}: {st.st_size} bytes is too large for a {what}.")
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_METADATA_BYTES + 1)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a {what} (not UTF-8 text).") from None
+
+
+def sha256_of_file(path, chunk=1 << 22):
+    """Hex SHA-256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()

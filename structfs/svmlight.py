@@ -1,0 +1,110 @@
+"""SVMlight/LIBSVM files (1-based indices, as svm_perf): read whole, or in chunks of whole lines.
+
+Parsing is scikit-learn's (``load_svmlight_file``, compiled). What it accepts silently (NaN and
+infinite values) or reports without a place (unsorted or repeated indices, an index beyond 2^31 - 1)
+is refused here with the file and line number: a file that is read is either read exactly or
+refused with one line saying where.
+"""
+import io
+import math
+import os
+import re
+
+import numpy as np
+
+__all__ = ["load_svmlight", "svmlight_chunks"]
+
+MAX_INDEX = 2 ** 31 - 1
+_PAIR = re.compile(r"^(qid:\S+|\d+:\S+)$")
+
+
+def load_svmlight(path, n_features=None, dtype=np.float64):
+    """(X CSR, y) of a whole file; ValueError naming the file and line of the first problem."""
+    from sklearn.datasets import load_svmlight_file
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"no such file: {path}")
+    try:
+        X, y = load_svmlight_file(path, n_features=n_features, zero_based=False, dtype=dtype)
+    except (ValueError, OverflowError) as exc:
+        with open(path, "rb") as fh:
+            raise ValueError(f"{path}: {first_problem(fh, 1) or exc}") from None
+    if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
+        with open(path, "rb") as fh:
+            raise ValueError(f"{path}: {first_problem(fh, 1) or 'a value is not finite'}")
+    return X, y
+
+
+def svmlight_chunks(path, chunk_bytes, dtype=np.float64):
+    """Yield ``(X, y, where)`` for consecutive pieces of about ``chunk_bytes`` bytes of whole lines
+    (a line longer than a chunk is one piece of its own: no line is read twice or cut). ``where``
+    names the file and lines. X has the index space 2^31 - 1 (the caller renumbers)."""
+    from sklearn.datasets import load_svmlight_file
+
+    path = os.fspath(path)
+    line = 1
+    with open(path, "rb") as fh:
+        while True:
+            piece = fh.read(chunk_bytes)
+            if not piece:
+                return
+            if not piece.endswith(b"\n"):
+                piece += fh.readline()           # complete the last line
+            n_lines = piece.count(b"\n") + (not piece.endswith(b"\n"))
+            where = f"{path}, lines {line}-{line + n_lines - 1}"
+            try:
+                X, y = load_svmlight_file(io.BytesIO(piece), n_features=MAX_INDEX, zero_based=False, dtype=dtype)
+                ok = np.isfinite(X.data).all() and np.isfinite(y).all()
+            except (ValueError, OverflowError) as exc:
+                ok, error = False, exc
+            else:
+                error = "a value is not finite"
+            if not ok:
+                raise ValueError(f"{path}: {first_problem(io.BytesIO(piece), line) or error}")
+            if X.shape[0]:
+                yield X, y, where
+            line += n_lines
+
+
+def first_problem(fh, first_line):
+    """'line N: ...' for the first line of a binary file object that is not a valid SVMlight line
+    (numbering from ``first_line``), or None."""
+    for number, raw in enumerate(fh, first_line):
+        body = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
+        if body:
+            problem = _line_problem(body)
+            if problem:
+                return f"line {number}: {problem}"
+    return None
+
+
+def _line_problem(body):
+    try:
+        label = float(body[0])
+    except ValueError:
+        return f"the label {body[0]!r} is not a number"
+    if not math.isfinite(label):
+        return f"the label {body[0]!r} is not finite"
+    last = 0
+    for token in body[1:]:
+        if not _PAIR.match(token):
+            return f"{token!r} is not an index:value pair"
+        if token.startswith("qid:"):
+            continue
+        head, value = token.split(":", 1)
+        index = int(head)
+        if index < 1:
+            return f"feature indices are 1-based, found {head}"
+        if index > MAX_INDEX:
+            return f"feature index {head} exceeds 2^31 - 1, the largest supported (hash into a smaller space)"
+        if index <= last:
+            return f"feature index {index} after {last}: indices must be increasing and unique"
+        last = index
+        try:
+            number = float(value)
+        except ValueError:
+            return f"the value {value!r} of feature {index} is not a number"
+        if not math.isfinite(number):
+            return f"the value {value!r} of feature {index} is not finite"
+    return None
