@@ -83,7 +83,10 @@ def is_dask_array(X):
 
 def check_magnitude(X, name="X"):
     """ValueError when a dense or sparse ``X`` holds a value beyond :data:`MAX_ABS_VALUE` in magnitude."""
-    values = X.data if sp.issparse(X) else np.asarray(X)
+    if sp.issparse(X):
+        values = X.data if X.format in ("csr", "csc", "coo", "bsr", "dia") else X.tocoo().data
+    else:
+        values = np.asarray(X)
     if values.size:
         largest = float(np.max(np.abs(values)))
         if largest > MAX_ABS_VALUE:

@@ -107,8 +107,9 @@ def _binary_record(est, shared_params=None):
     """One binary model; with its own parameters where they are not ``shared_params`` (those of the
     template a one-vs-rest model builds its binaries from)."""
     idx, values = _nonzero_weights(est)
+    objective = float(est.objective_)
     record = {"indices": idx.tolist(), "values": values.tolist(), "intercept": float(est.intercept_[0]),
-              "objective": float(est.objective_)}
+              "objective": objective if math.isfinite(objective) else None}     # None: not recorded
     if shared_params is not None:
         own = _params_record(est)
         if own != shared_params:
@@ -184,13 +185,19 @@ def _weights(record, n_features, where):
         raise ModelFileError(f"{where}indices repeat a feature")
     order = np.argsort(idx)
     w = weights_in(idx[order], np.asarray(values, dtype=np.float64)[order], n_features)
+    unknown = sorted(set(record) - {"indices", "values", "intercept", "objective", "params"})
+    if unknown:
+        raise ModelFileError(f"field {where}{unknown[0]} is not part of a model record")
     intercept = _field(record, "intercept", "number", where)
-    objective = _field(record, "objective", "number", where) if "objective" in record else float("nan")
+    objective = float("nan") if record.get("objective") is None else _field(record, "objective", "number", where)
     return w, float(intercept), float(objective)
 
 
 def _build(cls, params, where="params."):
     params = dict(params)
+    for key, value in params.items():
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 63:
+            raise ModelFileError(f"field {where}{key} is an integer beyond 2^63")
     if isinstance(params.get("loss"), dict):
         loss = params["loss"]
         from .losses import get_loss
@@ -250,6 +257,11 @@ def _load(doc):
     if isinstance(version, bool) or version not in (1, FORMAT_VERSION, FORMAT_VERSION_PER_MODEL):
         raise ModelFileError(f"model format version {version!r} is not supported by structfs {__version__} "
                              f"(which reads versions 1 to {FORMAT_VERSION_PER_MODEL})")
+    if version != 1:
+        unknown = sorted(set(doc) - {"format", "structfs_version", "format_version", "kind", "n_features", "classes",
+                                     "feature_names", "params", "models"})
+        if unknown:
+            raise ModelFileError(f"field {unknown[0]} is not part of a model file of version {version}")
     kind = _field(doc, "kind", "str")
     if kind not in _KINDS:
         raise ModelFileError(f"field kind must be 'binary' or 'one-vs-rest', got {kind!r}")

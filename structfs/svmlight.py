@@ -1,21 +1,21 @@
 """SVMlight/LIBSVM files (1-based indices, as svm_perf): read whole, or in chunks of whole lines.
 
-Parsing is scikit-learn's (``load_svmlight_file``, compiled). What it accepts silently (NaN and
-infinite values) or reports without a place (unsorted or repeated indices, an index beyond 2^31 - 1)
-is refused here with the file and line number: a file that is read is either read exactly or
+Parsing is scikit-learn's (``load_svmlight_file``, compiled): a line is a label, an optional first
+token ``qid...:value`` (ignored), then ``index:value`` pairs with increasing indices from 1, the label,
+indices and values as Python's ``float``/``int`` read them; ``#`` starts a comment. What it accepts
+silently (NaN and infinite values) or reports without a place (unsorted or repeated indices, an index
+beyond 2^31 - 1) is refused here with the file and line number: a file is either read exactly or
 refused with one line saying where.
 """
 import io
 import math
 import os
-import re
 
 import numpy as np
 
 __all__ = ["load_svmlight", "svmlight_chunks"]
 
 MAX_INDEX = 2 ** 31 - 1
-_PAIR = re.compile(r"^(qid:\S+|\d+:\S+)$")
 
 
 def load_svmlight(path, n_features=None, dtype=np.float64):
@@ -87,13 +87,19 @@ def _line_problem(body):
     if not math.isfinite(label):
         return f"the label {body[0]!r} is not finite"
     last = 0
-    for token in body[1:]:
-        if not _PAIR.match(token):
+    features = body[1:]
+    if features and features[0].startswith("qid"):          # a query id (ignored)
+        if ":" not in features[0]:
+            return f"{features[0]!r} is not a qid:value pair"
+        features = features[1:]
+    for token in features:
+        head, sep, value = token.partition(":")
+        try:
+            index = int(head) if sep else None
+        except ValueError:
+            index = None
+        if index is None:
             return f"{token!r} is not an index:value pair"
-        if token.startswith("qid:"):
-            continue
-        head, value = token.split(":", 1)
-        index = int(head)
         if index < 1:
             return f"feature indices are 1-based, found {head}"
         if index > MAX_INDEX:

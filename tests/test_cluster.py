@@ -104,3 +104,18 @@ def test_a_dask_array_with_a_non_finite_chunk_is_refused_naming_its_rows(client)
     dense[250, 3] = np.nan
     with pytest.raises(ValueError, match="rows 200-300"):
         StructSVM(budget=2).fit(da.from_array(dense, chunks=(100, X.shape[1])), y)
+
+
+@pytest.mark.slow
+def test_a_damaged_shard_names_its_own_block(client, tmp_path):
+    from structfs.cluster import DaskRowBlocks
+
+    X, y = _problem(seed=5)
+    write_shards(X, y, tmp_path / "d", rows_per_shard=100)
+    target = tmp_path / "d" / "shard-00002.data.npy"
+    raw = bytearray(target.read_bytes())
+    raw[-1] ^= 0x01                                  # same size: only the checksum tells
+    target.write_bytes(bytes(raw))
+    remote = DaskRowBlocks.from_shards(tmp_path / "d", client)
+    with pytest.raises(RuntimeError, match="row block 2 .*shard-00002.*checksum"):
+        StructSVM(budget=2, max_outer=2).fit(remote, y)
