@@ -21,6 +21,7 @@ import time
 import warnings
 
 import numpy as np
+from mil import DATASETS, load_splits, miles_baseline, paired, set_name  # noqa: E402  (benchmarks/ is the cwd's path)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import GridSearchCV, StratifiedShuffleSplit
@@ -31,10 +32,8 @@ import structfs.model_selection as model_selection
 from structfs import StructSVM, StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.losses import get_loss
-from structfs.model_selection import check_scoring
 from structfs.mil import MILESClassifier, MILESEmbedding
-
-from mil import DATASETS, load_splits, miles_baseline, paired, set_name  # noqa: E402  (benchmarks/ is the cwd's path)
+from structfs.model_selection import check_scoring
 
 LINEAR_CS = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}
 

@@ -15,14 +15,13 @@ import argparse
 import warnings
 
 import numpy as np
+from mil import DATASETS, load_splits, miles_baseline, paired  # benchmarks/mil.py: the same splits and baseline
 from sklearn.exceptions import ConvergenceWarning
 
 from structfs import StructSVM
 from structfs.datasets import get_data_home
 from structfs.metrics import f1
 from structfs.mil import MILESEmbedding
-
-from mil import DATASETS, load_splits, miles_baseline, paired    # benchmarks/mil.py: the same splits and baseline
 
 
 def sweep(name, data, Cs, budgets, n_splits=5):

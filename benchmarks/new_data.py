@@ -15,16 +15,15 @@ import argparse
 import warnings
 
 import numpy as np
+from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
 from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
+from unscaled import timed_fit  # noqa: E402
 
 from structfs import StructSVMCV
-
-from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
-from unscaled import timed_fit  # noqa: E402
 
 
 def problems():

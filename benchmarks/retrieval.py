@@ -16,6 +16,7 @@ import time
 import warnings
 
 import numpy as np
+from mil import DATASETS, load_splits  # noqa: E402  (benchmarks/ is the cwd's path)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -23,8 +24,6 @@ from structfs import StructSVM
 from structfs.datasets import get_data_home, load_r8
 from structfs.metrics import average_precision, partial_auc
 from structfs.mil import MILESEmbedding
-
-from mil import DATASETS, load_splits  # noqa: E402  (benchmarks/ is the cwd's path)
 
 LOSSES = [("ap", None), ("pauc", {"beta": 0.1}), ("auc", None), ("f1", None), ("error", None)]
 

@@ -16,17 +16,16 @@ import argparse
 import warnings
 
 import numpy as np
+from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
+from new_data import problems as new_data_problems  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
+from unscaled import timed_fit  # noqa: E402
 
 from structfs import StructSVMCV
-
-from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
-from new_data import problems as new_data_problems  # noqa: E402
-from unscaled import timed_fit  # noqa: E402
 
 
 def problems():

@@ -22,6 +22,8 @@ import warnings
 from collections import defaultdict
 
 import numpy as np
+from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
+from mil import DATASETS, load_splits, miles_baseline  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import StratifiedShuffleSplit
@@ -30,11 +32,8 @@ import structfs.model_selection as model_selection
 from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
-from structfs.mil import MIL_BUDGETS, MILESEmbedding, SIGMA_FACTORS
+from structfs.mil import MIL_BUDGETS, SIGMA_FACTORS, MILESEmbedding
 from structfs.model_selection import fold_path, grid_results, path_smoothed_scores
-
-from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
-from mil import DATASETS, load_splits, miles_baseline  # noqa: E402
 
 
 class TableRecorder:

@@ -10,9 +10,9 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
+from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_mil_csv
 from structfs.metrics import f1, precision_at_k
-from structfs import StructSVMCV
 from structfs.mil import MILESClassifier
 
 

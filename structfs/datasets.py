@@ -28,7 +28,7 @@ def _open_text(path):
     path = Path(path)
     if path.suffix == ".xz":
         return lzma.open(path, "rt", encoding="utf-8", newline="\n")
-    return open(path, "rt", encoding="utf-8", newline="\n")
+    return open(path, encoding="utf-8", newline="\n")
 
 
 def _read_tsv(path):

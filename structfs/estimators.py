@@ -7,7 +7,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import check_magnitude, keeps_state_on_failure, check_positive_float, check_positive_int, is_dask_array
+from ._validation import (
+    check_magnitude,
+    check_positive_float,
+    check_positive_int,
+    is_dask_array,
+    keeps_state_on_failure,
+)
 from .losses import get_loss
 from .solvers import solve
 from .solvers.data import is_row_blocks
@@ -40,7 +46,7 @@ def _row_blocks_of_dask(X):
     """A dask array as row blocks on the current dask.distributed client (structfs.cluster); else X."""
     if not is_dask_array(X):
         return X
-    from .cluster import DaskRowBlocks        # dask is optional: imported only for dask input
+    from .cluster import DaskRowBlocks  # dask is optional: imported only for dask input
 
     return DaskRowBlocks.from_dask_array(X)
 

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_magnitude, keeps_state_on_failure, check_positive_float, check_positive_int
+from ._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
 from .model_selection import StructSVMCV, best_candidate, budget_under_cap, check_grid
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]

@@ -18,7 +18,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ._validation import check_magnitude, keeps_state_on_failure, check_positive_float, check_positive_int
+from ._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
 from .estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
 from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve

@@ -30,9 +30,9 @@ import tempfile
 
 import numpy as np
 import scipy.sparse as sp
-from ._jit import njit
 
 from ._files import read_small_text, sha256_of_file
+from ._jit import njit
 from ._validation import MAX_ABS_VALUE, check_magnitude
 from .solvers.data import column_positions, compressed_dot, sorted_unique
 

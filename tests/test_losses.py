@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from structfs.losses import LOSSES, ContingencyLoss, get_loss
 
+
 # Independent reference formulas (not the library's) for Delta of a labeling, with its feasibility.
 def _table(y, yb):
     a = np.sum((y > 0) & (yb > 0)); b = np.sum((y < 0) & (yb > 0))

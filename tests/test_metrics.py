@@ -6,8 +6,20 @@ from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, average_precision_score, f1_score, fbeta_score, roc_auc_score
 
 from structfs import StructSVM
-from structfs.metrics import (MEASURES, accuracy, average_precision, error_rate, f1, fbeta, get_scorer,
-                              partial_auc, prbep, precision_at_k, recall_at_k, roc_auc)
+from structfs.metrics import (
+    MEASURES,
+    accuracy,
+    average_precision,
+    error_rate,
+    f1,
+    fbeta,
+    get_scorer,
+    partial_auc,
+    prbep,
+    precision_at_k,
+    recall_at_k,
+    roc_auc,
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from structfs import StructSVM, StructSVMCV
 from structfs.datasets import load_mil_csv
 from structfs.metrics import f1
-from structfs import StructSVM, StructSVMCV
 from structfs.mil import MILESClassifier, MILESEmbedding
 
 DATA = os.environ.get("STRUCTFS_DATA")

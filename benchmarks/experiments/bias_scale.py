@@ -31,9 +31,10 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedShuffleSplit, train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))        # benchmarks/
-import structfs.model_selection as model_selection  # noqa: E402
 from mil import load_splits, set_name  # noqa: E402
 from scale_c import problems  # noqa: E402
+
+import structfs.model_selection as model_selection  # noqa: E402
 from structfs import StructSVMCV  # noqa: E402
 from structfs.datasets import get_data_home, load_sms_spam  # noqa: E402
 from structfs.mil import MIL_BUDGETS, MILESClassifier  # noqa: E402

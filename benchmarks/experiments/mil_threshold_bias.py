@@ -13,13 +13,16 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))        # benchmarks/
 from mil import load_splits  # noqa: E402
+
 from structfs.datasets import get_data_home  # noqa: E402
 from structfs.losses import get_loss  # noqa: E402
 from structfs.metrics import f1  # noqa: E402
 from structfs.mil import MILESClassifier  # noqa: E402
 from structfs.model_selection import best_threshold  # noqa: E402
+
 warnings.simplefilter("ignore")
 F1 = get_loss("f1")
 for name in sys.argv[2:]:

@@ -21,6 +21,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))        # benchmarks/
 from cv import linear_baselines  # noqa: E402
+
 from structfs import StructSVMCV  # noqa: E402
 from structfs.datasets import get_data_home, load_r8  # noqa: E402
 from structfs.losses import get_loss  # noqa: E402

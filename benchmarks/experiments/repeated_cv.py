@@ -27,6 +27,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold, St
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))        # benchmarks/
 from bias_scale import timed  # noqa: E402  (this folder is the script's path)
 from mil import load_splits, paired, set_name  # noqa: E402
+
 from structfs import StructSVMCV  # noqa: E402
 from structfs.datasets import get_data_home, load_r8, load_sms_spam  # noqa: E402
 from structfs.mil import MIL_BUDGETS, MILESClassifier  # noqa: E402

@@ -9,9 +9,11 @@ import warnings
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import StratifiedShuffleSplit
+
 from structfs import StructSVMCV
 from structfs.datasets import load_r8, load_sms_spam
 from structfs.metrics import f1
+
 warnings.simplefilter("ignore")
 K = int(sys.argv[1])
 probs = []

@@ -6,10 +6,10 @@ exactly the pairs with s_i - 1 < s_j. Counting them per example is a sort and tw
 (Joachims 2005, Algorithm 3): O(n log n).
 """
 import numpy as np
-from .._jit import njit
 
-from ..metrics import roc_auc
+from .._jit import njit
 from .._validation import check_pm1
+from ..metrics import roc_auc
 from .base import Loss, _require_both_classes
 
 

@@ -14,8 +14,8 @@ and the oracle is a search over the (P+1) x (N+1) grid. The built-ins override t
 O(n log n) structure-specific ones; the grid stays available as ``_grid_oracle`` for testing.
 """
 import numpy as np
-from .._jit import njit
 
+from .._jit import njit
 from .._validation import check_pm1, check_scores
 
 _GRID_BLOCK = 1 << 22  # grid cells evaluated per call of the user's function (memory bound)

@@ -1,7 +1,7 @@
 """The error-rate (Hamming) loss: Delta = 100 (b + c) / n decomposes per example."""
 import numpy as np
-from .._jit import njit
 
+from .._jit import njit
 from .base import ContingencyLoss
 
 

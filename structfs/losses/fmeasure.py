@@ -8,8 +8,8 @@ oracle costs two sorts plus O(P log N) -- the sort of the negatives only over th
 can put on the + side (see :func:`_class_scores`).
 """
 import numpy as np
-from .._jit import njit
 
+from .._jit import njit
 from .._validation import check_positive_float
 from ..metrics import fbeta_from_table
 from .base import ContingencyLoss, SortedClasses

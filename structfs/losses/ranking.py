@@ -11,8 +11,8 @@ is where the increments change sign. That point never moves down as t grows, so 
 for every t: the oracle is two sorts plus O(n).
 """
 import numpy as np
-from .._jit import njit
 
+from .._jit import njit
 from .._validation import check_positive_float, check_positive_int
 from ..metrics import _top_k_hits, resolve_k
 from .base import ContingencyLoss, SortedClasses, _require_positive

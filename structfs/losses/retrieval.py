@@ -34,8 +34,8 @@ O((P + k) log(P + k)).
 import math
 
 import numpy as np
-from .._jit import njit
 
+from .._jit import njit
 from ..metrics import average_precision, partial_auc, resolve_beta
 from .auc import _count_swaps
 from .base import Loss, _require_both_classes

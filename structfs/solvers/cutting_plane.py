@@ -16,7 +16,6 @@ import numpy as np
 
 from .data import _matvec
 
-
 _STALL = 25   # iterations without any increase of the master value that count as a stall
 
 

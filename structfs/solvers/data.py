@@ -11,6 +11,7 @@ solver never needs more of X than that, so such data are never loaded whole.
 """
 import numpy as np
 import scipy.sparse as sp
+
 from .._jit import njit
 
 

@@ -22,8 +22,17 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .cutting_plane import inner_solve
-from .data import (ColumnCache, _as_solver_matrix, _matvec, _matvec_t, is_row_blocks, occurring_columns, select_columns,
-                   take_columns, weights_in)
+from .data import (
+    ColumnCache,
+    _as_solver_matrix,
+    _matvec,
+    _matvec_t,
+    is_row_blocks,
+    occurring_columns,
+    select_columns,
+    take_columns,
+    weights_in,
+)
 from .objective import primal_objective
 from .working_set import WorkingSet
 

@@ -23,6 +23,7 @@ The caller checks the answer independently (the master value is recomputed from 
 falls back to ECOS), so this solver only has to be fast and usually right.
 """
 import numpy as np
+
 from .._jit import njit
 
 

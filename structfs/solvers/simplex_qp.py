@@ -17,6 +17,7 @@ Two solvers, same answer:
 The Frank-Wolfe gap g'x - min(g), g = Qx - b, bounds the suboptimality of either answer.
 """
 import numpy as np
+
 from .._jit import njit
 
 
