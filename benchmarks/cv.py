@@ -1,8 +1,8 @@
 """Model selection at the defaults against baselines that choose their C by the same cross-validation.
 
-    python benchmarks/cv.py r8  [--data DIR] [--loss prbep]     # 8 one-vs-rest topics, fixed split
-    python benchmarks/cv.py sms [--splits 20] [--loss prbep]    # seeded stratified 70/30 splits
-    python benchmarks/cv.py mil [--splits 20] [--datasets musk1 ...]   # a name, or the path of a MIL CSV
+    python -m benchmarks.cv r8  [--data DIR] [--loss prbep]     # 8 one-vs-rest topics, fixed split
+    python -m benchmarks.cv sms [--splits 20] [--loss prbep]    # seeded stratified 70/30 splits
+    python -m benchmarks.cv mil [--splits 20] [--datasets musk1 ...]   # a name, or the path of a MIL CSV
 
 Text: TF-IDF (sublinear_tf, min_df=2) fitted on the training texts. (a) ``StructSVMCV(loss="f1")`` at its
 defaults (R8: ``max_features=100``, the issue's setting, or ``--max-features 0`` for none); (b) ``LinearSVC(class_weight="balanced")`` and
@@ -21,7 +21,6 @@ import time
 import warnings
 
 import numpy as np
-from mil import DATASETS, load_splits, miles_baseline, paired, set_name  # noqa: E402  (benchmarks/ is the cwd's path)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import GridSearchCV, StratifiedShuffleSplit
@@ -29,6 +28,7 @@ from sklearn.svm import LinearSVC
 
 import structfs.mil
 import structfs.model_selection as model_selection
+from benchmarks.mil import DATASETS, load_splits, miles_baseline, paired, set_name
 from structfs import StructSVM, StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.losses import get_loss

@@ -1,6 +1,6 @@
 """MIL benchmark: MILESClassifier (F1, budget) vs MILES with an L1-SVM vs StructSVM without budget.
 
-    python benchmarks/mil.py [--data DIR] [--datasets musk1 elephant ...] [--splits 5]
+    python -m benchmarks.mil [--data DIR] [--datasets musk1 elephant ...] [--splits 5]
 
 For each data set: 5 seeded stratified 60/40 bag splits; test F1 (percent), number of selected
 instances and fit seconds, mean (std) over the splits, and the paired difference of (a) and (b)'s F1

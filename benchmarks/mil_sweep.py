@@ -1,6 +1,6 @@
 """MIL: test F1 of MILESClassifier at fixed (C, budget), each capped at the baseline's instance count.
 
-    python benchmarks/mil_sweep.py [--data DIR] [--datasets musk1 ...] [--C 10 100 1000] [--budgets 1 2 5 10]
+    python -m benchmarks.mil_sweep [--data DIR] [--datasets musk1 ...] [--C 10 100 1000] [--budgets 1 2 5 10]
                                    [--splits 5] [--paired]
 
 The same 5 seeded 60/40 splits and baseline (b) as ``benchmarks/mil.py`` (L1-LinearSVC, balanced,
@@ -15,9 +15,14 @@ import argparse
 import warnings
 
 import numpy as np
-from mil import DATASETS, load_splits, miles_baseline, paired  # benchmarks/mil.py: the same splits and baseline
 from sklearn.exceptions import ConvergenceWarning
 
+from benchmarks.mil import (  # benchmarks/mil.py: the same splits and baseline
+    DATASETS,
+    load_splits,
+    miles_baseline,
+    paired,
+)
 from structfs import StructSVM
 from structfs.datasets import get_data_home
 from structfs.metrics import f1

@@ -1,6 +1,6 @@
 """A new user's first problems: StructSVMCV at its defaults on data no default was chosen on.
 
-    python benchmarks/new_data.py [--problems digits3 digits3-minmax cancer-std dense-20k] [--c-times-n 0.3 1]
+    python -m benchmarks.new_data [--problems digits3 digits3-minmax cancer-std dense-20k] [--c-times-n 0.3 1]
 
 The dev sets are text (TF-IDF rows of unit norm) and MILES similarities; a user's first try is often
 scikit-learn's own dense data. Each problem: a stratified 70/30 split (seed 0), (a)
@@ -15,14 +15,14 @@ import argparse
 import warnings
 
 import numpy as np
-from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
 from sklearn.datasets import load_breast_cancer, load_digits, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
-from unscaled import timed_fit  # noqa: E402
 
+from benchmarks.cv import linear_baselines
+from benchmarks.unscaled import timed_fit
 from structfs import StructSVMCV
 
 

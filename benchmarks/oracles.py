@@ -1,6 +1,6 @@
 """Seconds per most-violated-output oracle call against np.sort on the same n.
 
-    python benchmarks/oracles.py [--sizes 1000 10000 100000 1000000] [--repeat 5]
+    python -m benchmarks.oracles [--sizes 1000 10000 100000 1000000] [--repeat 5]
 
 Prints a Markdown table: n, positive share, np.sort seconds, then each built-in's seconds and its
 ratio to the sort (the target at n = 1e6 is every built-in within 10x the sort).
@@ -38,12 +38,12 @@ def main():
         for frac in (0.01, 0.2):
             y = np.where(rng.random(n) < frac, 1.0, -1.0)
             s = rng.normal(size=n)
-            t_sort = best_time(lambda: np.sort(s), args.repeat)
+            t_sort = best_time(lambda s=s: np.sort(s), args.repeat)
             row = [f"{n:,}", f"{frac:.0%}", f"{t_sort:.2e}"]
             for name, params in LOSSES:
                 loss = get_loss(name, **params)
                 loss.most_violated(y, s)  # warm-up (numba compilation, caches)
-                t = best_time(lambda: loss.most_violated(y, s), args.repeat)
+                t = best_time(lambda loss=loss, y=y, s=s: loss.most_violated(y, s), args.repeat)
                 row.append(f"{t:.2e} ({t / t_sort:.1f}x)")
             print("| " + " | ".join(row) + " |", flush=True)
 

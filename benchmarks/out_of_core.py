@@ -1,7 +1,7 @@
 """Out of core: a kddb-shaped synthetic problem written to disk in shards, trained from disk.
 
-    python benchmarks/out_of_core.py generate DIR [--n 2000000] [--features 30000000] [--per-row 30]
-    python benchmarks/out_of_core.py fit DIR [--loss error] [--budget 10] [--max-outer 10] [--in-memory]
+    python -m benchmarks.out_of_core generate DIR [--n 2000000] [--features 30000000] [--per-row 30]
+    python -m benchmarks.out_of_core fit DIR [--loss error] [--budget 10] [--max-outer 10] [--in-memory]
 
 ``generate`` writes DIR (structfs.shards) one row block at a time, seeded: each row holds ``--per-row``
 nonzeros, 5 of them among 100 informative columns (weights +-U(0.5, 1.5)) and the rest uniformly

@@ -1,7 +1,7 @@
 """Does optimising AP (or pAUC) pay off?  Test AP and pAUC(0.1) of models trained on each loss.
 
-    python benchmarks/retrieval.py r8  [--Cs 100 1000 10000]
-    python benchmarks/retrieval.py mil [--Cs 10 100 1000] [--splits 10] [--datasets musk1 ...]
+    python -m benchmarks.retrieval r8  [--Cs 100 1000 10000]
+    python -m benchmarks.retrieval mil [--Cs 10 100 1000] [--splits 10] [--datasets musk1 ...]
 
 R8: TF-IDF (sublinear_tf, min_df=2) on the training texts, one unbudgeted StructSVM per topic and loss,
 macro averages over the 8 topics of the test set. MIL: the default MILES embedding of the training bags,
@@ -16,10 +16,10 @@ import time
 import warnings
 
 import numpy as np
-from mil import DATASETS, load_splits  # noqa: E402  (benchmarks/ is the cwd's path)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from benchmarks.mil import DATASETS, load_splits
 from structfs import StructSVM
 from structfs.datasets import get_data_home, load_r8
 from structfs.metrics import average_precision, partial_auc

@@ -1,6 +1,6 @@
 """Scale: an FGM-style synthetic problem with a million features.
 
-    python benchmarks/scale.py [--n 10000] [--noise 1000000] [--budget 10] [--C 1000]
+    python -m benchmarks.scale [--n 10000] [--noise 1000000] [--budget 10] [--C 1000]
 
 n examples; 400 dense informative Gaussian features with weights from U(0,1) and y = sign(X_inf w)
 (centred so both classes occur); hidden among ``noise`` sparse Gaussian noise features at density

@@ -1,6 +1,6 @@
 """StructSVMCV's default C grid per example (scale_C=False) or per unit squared norm (scale_C=True).
 
-    python benchmarks/scale_c.py [--splits 5] [--problems digits3 ...]
+    python -m benchmarks.scale_c [--splits 5] [--problems digits3 ...]
 
 svm_perf's C multiplies an average loss, so the default grid is C = c * n; a feature scale a moves the
 optimum's trade-off by a^2, so the same c regularises raw pixels (mean squared norm ~3,850) thousands
@@ -16,15 +16,15 @@ import argparse
 import warnings
 
 import numpy as np
-from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
-from new_data import problems as new_data_problems  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
-from unscaled import timed_fit  # noqa: E402
 
+from benchmarks.cv import linear_baselines
+from benchmarks.new_data import problems as new_data_problems
+from benchmarks.unscaled import timed_fit
 from structfs import StructSVMCV
 
 

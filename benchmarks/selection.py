@@ -1,10 +1,10 @@
 """Which selection rule should StructSVMCV use?  Every candidate's inner-CV score *and* test score.
 
-    python benchmarks/selection.py collect mil [--splits 10] [--out /tmp/sel_mil.jsonl]
-    python benchmarks/selection.py collect sms [--splits 5]
-    python benchmarks/selection.py collect r8
-    python benchmarks/selection.py analyze /tmp/sel_*.jsonl [/tmp/other_C_grid_*.jsonl]
-    python benchmarks/selection.py compare /tmp/sel_r8.jsonl /tmp/sel_r8_cv5.jsonl
+    python -m benchmarks.selection collect mil [--splits 10] [--out /tmp/sel_mil.jsonl]
+    python -m benchmarks.selection collect sms [--splits 5]
+    python -m benchmarks.selection collect r8
+    python -m benchmarks.selection analyze /tmp/sel_*.jsonl [/tmp/other_C_grid_*.jsonl]
+    python -m benchmarks.selection compare /tmp/sel_r8.jsonl /tmp/sel_r8_cv5.jsonl
 
 ``collect`` runs the default search of ``MILESClassifier()`` / ``StructSVMCV(loss="f1")`` (R8:
 ``max_features=100``) on each problem (MIL and SMS: the seeded splits of benchmarks/cv.py; R8: the 8
@@ -22,13 +22,13 @@ import warnings
 from collections import defaultdict
 
 import numpy as np
-from cv import linear_baselines  # noqa: E402  (benchmarks/ is the cwd's path)
-from mil import DATASETS, load_splits, miles_baseline  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import StratifiedShuffleSplit
 
 import structfs.model_selection as model_selection
+from benchmarks.cv import linear_baselines
+from benchmarks.mil import DATASETS, load_splits, miles_baseline
 from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1

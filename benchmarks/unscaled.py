@@ -1,6 +1,6 @@
 """Features on their raw scale (a demanding user's first try): fit time, planes and F1.
 
-    python benchmarks/unscaled.py [--cv]
+    python -m benchmarks.unscaled [--cv]
 
 Breast cancer (scikit-learn's copy; 30 columns from 0.001 to 4,254, squared row norms ~1.7e6),
 stratified 60/40 split. StructSVM (F1) at C = c * n without and with a budget, on the raw columns and

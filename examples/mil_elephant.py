@@ -32,7 +32,8 @@ def main():
     scores = clf.decision_function(test)
     print(f"test F1 {f1(y[idx_te], scores):.1f}   Prec@10 {precision_at_k(y[idx_te], scores, k=10):.1f}")
     est = clf.estimator_
-    print(f"chosen by inner CV: C={est.C_:g}, budget={est.budget_}, {est.n_groups_} groups, sigma={clf.embedding_.sigma_:.2f}")
+    print(f"chosen by inner CV: C={est.C_:g}, budget={est.budget_}, {est.n_groups_} groups, "
+          f"sigma={clf.embedding_.sigma_:.2f}")
     print(f"the decision rests on {len(clf.selected_instances_)} training instances:")
     for pool_index, bag in clf.selected_instances_[:10]:
         w = clf.estimator_.coef_[0, pool_index]

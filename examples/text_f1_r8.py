@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
-from structfs import OneVsRestStructSVM, StructSVMCV
+from structfs import OneVsRestStructSVM, StructSVM, StructSVMCV
 from structfs.datasets import load_r8
 from structfs.metrics import f1
 
@@ -48,7 +48,7 @@ def main():
     for B in budgets:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model = OneVsRestStructSVM(loss="f1", C=1e4, budget=B, n_jobs=2).fit(Xtr, ytr)
+            model = OneVsRestStructSVM(estimator=StructSVM(loss="f1", C=1e4, budget=B), n_jobs=2).fit(Xtr, ytr)
         path.append((n_features(model), macro_f1(model, Xte, yte)))
         print(f"StructSVM B={B:<4d} macro-F1 {path[-1][1]:6.2f}  features {path[-1][0]:8.1f}")
     # at most 100 features per topic, C and the number of feature groups by 3-fold CV (--quick: a short path)

@@ -163,7 +163,7 @@ def _estimator(args, n_classes):
                   bias=args.bias, tol=args.tol, max_outer=args.max_outer, max_features=args.max_features,
                   refit=args.refit, verbose=max(0, args.verbose - 1))
     if n_classes > 2:
-        return OneVsRestStructSVM(n_jobs=args.jobs, **params)
+        return OneVsRestStructSVM(estimator=StructSVM(**params), n_jobs=args.jobs)
     return StructSVM(**params)
 
 
@@ -188,15 +188,16 @@ def _cv_estimator(args, n_classes, loss, loss_params):
 
 def _refitted(clf):
     """What a model file holds for ``clf``: a cross-validated estimator's refitted StructSVM(s)."""
-    from .estimators import OneVsRestStructSVM
+    from .estimators import OneVsRestStructSVM, StructSVM
     from .model_selection import StructSVMCV
 
     if isinstance(clf, StructSVMCV):
         return clf.estimator_
     if isinstance(clf, OneVsRestStructSVM) and isinstance(clf.estimator, StructSVMCV):
         cv = clf.estimator
-        plain = OneVsRestStructSVM(loss=cv.loss, loss_params=cv.loss_params, bias=cv.bias, tol=cv.tol,
-                                   max_outer=cv.max_outer, max_features=cv.max_features, n_jobs=clf.n_jobs)
+        plain = OneVsRestStructSVM(estimator=StructSVM(loss=cv.loss, loss_params=cv.loss_params, bias=cv.bias,
+                                                       tol=cv.tol, max_outer=cv.max_outer,
+                                                       max_features=cv.max_features), n_jobs=clf.n_jobs)
         plain.classes_, plain.n_features_in_ = clf.classes_, clf.n_features_in_
         plain.estimators_ = [est.estimator_ for est in clf.estimators_]    # each with its own C, budget, groups
         return plain
@@ -354,7 +355,7 @@ def _evaluate(args):
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
     result = evaluate_scores(model.classes_, scores, y, args.p, args.beta)
-    label = "macro-averaged over %d classes" % len(model.classes_) if scores.ndim == 2 else "binary"
+    label = f"macro-averaged over {len(model.classes_)} classes" if scores.ndim == 2 else "binary"
     print(f"{args.test_file}: {len(y)} examples ({label}; pAUC over false-positive rates up to {args.beta:g})")
     for name, value in result.items():
         print(f"{name:8s} {value:8.3f}")
@@ -436,15 +437,18 @@ def build_parser():
     demo.set_defaults(func=_demo)
 
     def learning_options(p):
-        p.add_argument("-c", dest="C", type=float, default=None, help="trade-off C, as svm_perf_learn -c (default 1000)")
+        p.add_argument("-c", dest="C", type=float, default=None,
+                       help="trade-off C, as svm_perf_learn -c (default 1000)")
         p.add_argument("-l", dest="loss", default="f1",
                        help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, or SVMperf's code 1 (F1), "
                             "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); default f1")
-        p.add_argument("--b", dest="bias", type=float, default=1.0, help="value of the bias feature (0: none; default 1)")
+        p.add_argument("--b", dest="bias", type=float, default=1.0,
+                       help="value of the bias feature (0: none; default 1)")
         p.add_argument("--p", dest="p", type=float, default=None,
                        help="k for Prec@k/Rec@k as a fraction of the positives (default 0.5 for Prec@k, 2 for Rec@k)")
         p.add_argument("--beta", dest="beta", type=float, default=None,
-                       help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted (default 0.1)")
+                       help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted "
+                            "(default 0.1)")
         p.add_argument("-e", dest="tol", type=float, default=0.01,
                        help="tolerance as svm_perf_learn -e: slack precision in percent (default 0.01)")
         p.add_argument("--max-outer", dest="max_outer", type=int, default=30,
@@ -490,7 +494,8 @@ def build_parser():
     evaluate = sub.add_parser("evaluate", help="print every measure of a model on an SVMlight file")
     evaluate.add_argument("test_file", metavar="TEST_FILE")
     evaluate.add_argument("model_file", metavar="MODEL_FILE")
-    evaluate.add_argument("--p", dest="p", type=float, default=None, help="k for Prec@k/Rec@k as a fraction of positives")
+    evaluate.add_argument("--p", dest="p", type=float, default=None,
+                          help="k for Prec@k/Rec@k as a fraction of positives")
     evaluate.add_argument("--beta", dest="beta", type=float, default=0.1,
                           help="largest false-positive rate of the partial ROC area (default 0.1)")
     evaluate.set_defaults(func=_evaluate)
@@ -499,7 +504,8 @@ def build_parser():
     path.add_argument("train_file", metavar="TRAIN_FILE")
     path.add_argument("--test", default=None, help="test file (default: a seeded 30%% split of TRAIN_FILE)")
     path.add_argument("--budgets", type=int, nargs="+", default=[2, 5, 10, 20, 50])
-    path.add_argument("--measure", default="F1", choices=["F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "AP", "pAUC", "Error"])
+    path.add_argument("--measure", default="F1",
+                      choices=["F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "AP", "pAUC", "Error"])
     path.add_argument("--plot", default="structfs-path.png", help="PNG to write ('' for none)")
     learning_options(path)
     path.set_defaults(func=_path, budget=None)

@@ -78,7 +78,8 @@ class DaskRowBlocks:
         import dask
 
         if getattr(X, "ndim", None) != 2 or not hasattr(X, "to_delayed"):
-            raise ValueError(f"X must be a 2-D dask array, got {type(X).__name__} with ndim {getattr(X, 'ndim', None)}.")
+            raise ValueError(f"X must be a 2-D dask array, got {type(X).__name__} with ndim "
+                             f"{getattr(X, 'ndim', None)}.")
         if np.dtype(X.dtype).kind not in "biuf":
             raise ValueError(f"X must hold numbers, got dtype {X.dtype}.")
         client = _default_client(client)

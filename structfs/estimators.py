@@ -184,7 +184,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=None, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0):
+                 outer_tol=None, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm",
+                 verbose=0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -292,28 +293,43 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     """One binary classifier per class (that class against the rest), fitted in parallel through joblib.
 
-    ``OneVsRestStructSVM(estimator=StructSVMCV(...))`` (or any binary structfs estimator) clones the
-    estimator for every class; without ``estimator`` it builds a StructSVM from its own parameters
-    (StructSVM's, kept for older code). ``n_jobs``: parallel fits; ``joblib.parallel_backend("dask")``
-    runs them on a Dask cluster unchanged.
+    Clones ``estimator`` (a StructSVM, a StructSVMCV, or any binary structfs estimator) for every
+    class. ``n_jobs``: parallel fits; ``joblib.parallel_backend("dask")`` runs them on a Dask cluster
+    unchanged.
 
     Parameters
     ----------
     estimator : StructSVM, StructSVMCV or None, default=None
-        The binary estimator cloned for every class. None: a StructSVM built from the parameters below.
-    loss, C, budget, bias, loss_params, tol, outer_tol, max_iter, max_outer, max_features, refit, master_solver, verbose :
-        StructSVM's, used only when ``estimator`` is None.
+        The binary estimator cloned for every class; None is ``StructSVM()``.
     n_jobs : int or None, default=None
         Parallel fits (joblib).
+    loss, C, budget, bias, loss_params, tol, outer_tol, max_iter, max_outer, max_features, refit : deprecated
+        Set them on the estimator: ``OneVsRestStructSVM(estimator=StructSVM(C=...))``.
+    master_solver, verbose : deprecated
+        Likewise.
+
+    Attributes
+    ----------
+    estimators_ : list of fitted binary estimators, one per class (one for two classes)
+    classes_ : ndarray of the class labels
 
     ``decision_function`` has one column per class and ``predict`` takes the
-    largest; with two classes it is a single StructSVM. Per-class measures are macro-averaged by
+    largest; with two classes it is a single binary model. Per-class measures are macro-averaged by
     :func:`structfs.metrics` scorers applied column-wise (see the CLI's ``evaluate``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from structfs import OneVsRestStructSVM, StructSVM
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = OneVsRestStructSVM(estimator=StructSVM(C=100.0)).fit(X, y)
+    >>> clf.predict(X[:3]).tolist()
+    [0, 0, 0]
     """
 
-    def __init__(self, estimator=None, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=None, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm", verbose=0,
-                 n_jobs=None):
+    def __init__(self, estimator=None, loss=None, C=None, budget=None, bias=None, loss_params=None, tol=None,
+                 outer_tol=None, max_iter=None, max_outer=None, max_features=None, refit=None, master_solver=None,
+                 verbose=None, n_jobs=None):
         self.estimator = estimator
         self.loss = loss
         self.C = C
@@ -330,22 +346,22 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _binary(self):
+    def _mirrored(self):
+        """The deprecated StructSVM parameters that were set (not None)."""
         params = self.get_params(deep=False)
-        params.pop("n_jobs")
-        estimator = params.pop("estimator")
-        if estimator is None:
-            return StructSVM(**params)
-        defaults = StructSVM().get_params()
-        changed = sorted(k for k, v in params.items() if v != defaults[k])
-        if changed:
-            raise ValueError(f"With estimator=... set {', '.join(changed)} on the estimator itself, not on "
+        return {k: v for k, v in params.items() if k not in ("estimator", "n_jobs") and v is not None}
+
+    def _binary(self):
+        mirrored = self._mirrored()
+        if self.estimator is None:
+            return StructSVM(**mirrored)
+        if mirrored:
+            raise ValueError(f"With estimator=... set {', '.join(sorted(mirrored))} on the estimator itself, not on "
                              "OneVsRestStructSVM.")
         from sklearn.base import clone
 
-        return clone(estimator)
+        return clone(self.estimator)
 
-    @keeps_state_on_failure
     def fit(self, X, y):
         from joblib import Parallel, delayed
 
@@ -354,6 +370,11 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
             raise ValueError("y has a single class: one class only, but training needs two or more classes.")
+        mirrored = self._mirrored()
+        if mirrored and self.estimator is None:
+            warnings.warn(f"OneVsRestStructSVM({', '.join(f'{k}=...' for k in sorted(mirrored))}) is deprecated and will "
+                          "be removed: pass OneVsRestStructSVM(estimator=StructSVM(...)) instead.", FutureWarning,
+                          stacklevel=3)
         probe = self._binary()
         if hasattr(probe, "_check_params"):
             probe._check_params()               # bad parameters fail before any fit starts

@@ -23,7 +23,8 @@ from ._validation import check_binary_labels, check_positive_float, check_positi
 
 __all__ = [
     "contingency_table", "f1", "fbeta", "accuracy", "error_rate", "precision_at_k", "recall_at_k",
-    "prbep", "roc_auc", "average_precision", "partial_auc", "resolve_k", "resolve_beta", "MEASURES", "get_scorer", "StructScorer",
+    "prbep", "roc_auc", "average_precision", "partial_auc", "resolve_k", "resolve_beta", "MEASURES", "get_scorer",
+    "StructScorer",
 ]
 
 

@@ -195,6 +195,12 @@ def _weights(record, n_features, where):
 
 def _build(cls, params, where="params."):
     params = dict(params)
+    if cls is OneVsRestStructSVM and params.get("estimator") is None:
+        # files written before OneVsRestStructSVM took its binary estimator hold StructSVM's parameters
+        own = {k: params.pop(k) for k in list(params) if k not in ("estimator", "n_jobs")}
+        own = {k: v for k, v in own.items() if v is not None}
+        if own:
+            params["estimator"] = {"class": "StructSVM", "params": own}
     for key, value in params.items():
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 63:
             raise ModelFileError(f"field {where}{key} is an integer beyond 2^63")
@@ -282,7 +288,8 @@ def _load(doc):
     if kind == "one-vs-rest" and len(classes) < 2:
         raise ModelFileError("field classes: a one-vs-rest model has at least 2 classes")
     if len(models) != expected:
-        raise ModelFileError(f"field models: {len(classes)} classes need {expected} model(s), the file has {len(models)}")
+        raise ModelFileError(f"field models: {len(classes)} classes need {expected} model(s), the file has "
+                             f"{len(models)}")
     params = _params_v1(doc) if version == 1 else _field(doc, "params", "dict")
     est = _build(_KINDS[kind], params)
     names = doc.get("feature_names")

@@ -24,7 +24,8 @@ from .metrics import MEASURES, StructScorer
 from .solvers import PathRefitter, effective_budget, solve
 from .solvers.data import weights_in
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap", "default_budgets",
+__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap",
+           "default_budgets",
            "best_threshold"]
 
 # Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss

@@ -127,7 +127,10 @@ class ShardWriter:
             position = column_positions(self.columns, n_features, compact_dtype)
         for shard in self.shards:
             raw = np.load(self._file(shard["name"], "indices"))
-            compact = position[raw] if position is not None else np.searchsorted(self.columns, raw).astype(compact_dtype)
+            if position is not None:
+                compact = position[raw]
+            else:
+                compact = np.searchsorted(self.columns, raw).astype(compact_dtype)
             np.save(self._file(shard["name"], "indices"), compact)
             del raw, compact
         identity = self.columns.size == n_features

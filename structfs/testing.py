@@ -91,7 +91,8 @@ def check_loss(loss, sizes=(1, 2, 3, 4, 6, 8), seed=0, tol=1e-9):
         clone = pickle.loads(pickle.dumps(loss))
     except Exception as exc:               # noqa: BLE001 - any pickling failure is the finding
         raise AssertionError(f"{loss!r} does not pickle ({type(exc).__name__}: {exc}); models hold their loss "
-                             "and joblib ships it to workers: avoid lambdas and local functions in attributes.")
+                             "and joblib ships it to workers: avoid lambdas and local functions in attributes."
+                             ) from None
     rng = np.random.default_rng(seed)
     failures, checked = [], 0
     for n in sizes:

@@ -106,11 +106,11 @@ def test_one_vs_rest_on_a_dask_cluster_matches_local():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(90, 4)) + np.repeat(np.eye(3, 4) * 3, 30, axis=0)
     y = np.repeat([0, 1, 2], 30)
-    local = OneVsRestStructSVM(C=10.0, n_jobs=1).fit(X, y)
+    local = OneVsRestStructSVM(estimator=StructSVM(C=10.0), n_jobs=1).fit(X, y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         with parallel_backend("dask"):
-            remote = OneVsRestStructSVM(C=10.0, n_jobs=2).fit(X, y)
+            remote = OneVsRestStructSVM(estimator=StructSVM(C=10.0), n_jobs=2).fit(X, y)
     assert np.allclose(local.decision_function(X), remote.decision_function(X))
     assert (remote.predict(X) == y).mean() > 0.9
 

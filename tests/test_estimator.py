@@ -220,7 +220,7 @@ def test_every_builtin_loss_and_its_models_pickle(loss):
 
     X, y = _data()
     for est in (StructSVM(loss=loss, C=10.0).fit(X, y),
-                OneVsRestStructSVM(loss=loss, C=10.0).fit(X, np.arange(len(y)) % 3),
+                OneVsRestStructSVM(estimator=StructSVM(loss=loss, C=10.0)).fit(X, np.arange(len(y)) % 3),
                 StructSVMCV(loss=loss, Cs=[10.0], budgets=[2], max_outer=2).fit(X, y)):
         back = pickle.loads(pickle.dumps(est))
         assert np.array_equal(back.predict(X), est.predict(X))
@@ -260,3 +260,26 @@ def test_sparse_row_product_equals_the_dense_one_and_densify_sparsify_round_trip
     dense = est.decision_function(X)
     assert sp.issparse(est.sparsify().coef_) and np.allclose(est.decision_function(X), dense)
     assert isinstance(est.densify().coef_, np.ndarray) and np.allclose(est.decision_function(X), dense)
+
+
+def test_one_vs_rest_takes_its_estimator_and_deprecates_the_mirrored_parameters(tmp_path):
+    import json
+
+    from structfs import OneVsRestStructSVM, load_model, save_model
+
+    X, y = _data()
+    labels = np.arange(len(y)) % 3
+    new = OneVsRestStructSVM(estimator=StructSVM(C=10.0, budget=2)).fit(X, labels)
+    with pytest.warns(FutureWarning, match="estimator=StructSVM"):
+        old = OneVsRestStructSVM(C=10.0, budget=2).fit(X, labels)
+    assert np.array_equal(new.decision_function(X), old.decision_function(X))
+    with pytest.raises(ValueError, match="set C on the estimator"):
+        OneVsRestStructSVM(estimator=StructSVM(), C=10.0).fit(X, labels)
+    # a file written before: StructSVM's parameters on the one-vs-rest model itself
+    save_model(new, tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    doc["params"] = {**doc["params"].pop("estimator")["params"], "estimator": None, "n_jobs": None}
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    loaded = load_model(tmp_path / "m.json")
+    assert loaded.estimator.get_params() == new.estimator.get_params()
+    assert np.array_equal(loaded.decision_function(X), new.decision_function(X))

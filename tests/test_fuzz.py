@@ -84,8 +84,8 @@ def _mutated(text, edits):
     return "".join(chars)
 
 
-_EDITS = st.lists(st.tuples(st.integers(0, 200), st.integers(0, 2), st.sampled_from(list("0123456789:.-+e #\nqid\tnaf"))),
-                  min_size=1, max_size=4)
+_CHARS = st.sampled_from(list("0123456789:.-+e #\nqid\tnaf"))
+_EDITS = st.lists(st.tuples(st.integers(0, 200), st.integers(0, 2), _CHARS), min_size=1, max_size=4)
 
 
 @FUZZ
@@ -119,7 +119,8 @@ def test_svmlight_reader_is_exact_or_names_the_problem(tmp_path_factory, edits, 
 # -- model files -------------------------------------------------------------------------------------
 _JSON = st.recursive(st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats(allow_nan=False)
                      | st.text(max_size=5),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                     lambda inner: (st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.text(max_size=5), inner, max_size=3)),
                      max_leaves=6)
 
 

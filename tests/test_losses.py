@@ -155,7 +155,8 @@ def test_fast_oracles_match_grid_search(n, pos_frac, name, params):
 
 
 def test_contingency_loss_equals_builtin_f1():
-    custom = ContingencyLoss(lambda a, b, c, d: np.where(a > 0, 100 * (1 - 2 * a / np.maximum(2 * a + b + c, 1)), 100.0))
+    custom = ContingencyLoss(lambda a, b, c, d: np.where(a > 0, 100 * (1 - 2 * a / np.maximum(2 * a + b + c, 1)),
+                                                        100.0))
     f1 = get_loss("f1")
     rng = np.random.default_rng(5)
     for _ in range(20):

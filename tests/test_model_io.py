@@ -20,7 +20,7 @@ MODELS = [
     lambda: StructSVM(loss="prec@k", loss_params={"k": 10}, C=50.0, budget=2, refit=80.0, max_outer=4),
     lambda: StructSVM(loss=get_loss("fbeta", beta=2.0), C=20.0, budget=1, max_features=2, max_outer=10),
     lambda: StructSVM(loss="rec@k", loss_params={"k_frac": 1.5}, C=10.0),
-    lambda: OneVsRestStructSVM(loss="auc", C=10.0, budget=2, tol=0.05, refit=20.0, max_features=3),
+    lambda: OneVsRestStructSVM(estimator=StructSVM(loss="auc", C=10.0, budget=2, tol=0.05, refit=20.0, max_features=3)),
     lambda: OneVsRestStructSVM(estimator=StructSVM(loss="prbep", C=30.0, budget=2)),
 ]
 
@@ -64,7 +64,7 @@ def _good(tmp_path, ovr=False):
     X, y = _data()
     if ovr:
         y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.4, 0.4])]
-        model = OneVsRestStructSVM(C=10.0).fit(X, y)
+        model = OneVsRestStructSVM(estimator=StructSVM(C=10.0)).fit(X, y)
     else:
         model = StructSVM(C=10.0, budget=2).fit(X, y)
     save_model(model, tmp_path / "good.json")
@@ -139,7 +139,7 @@ def test_format_1_files_still_load(tmp_path):
 def test_one_vs_rest_models_with_their_own_parameters_round_trip_as_format_3(tmp_path):
     X, _ = _data()
     y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.4, 0.4])]
-    ovr = OneVsRestStructSVM(loss="f1", C=10.0).fit(X, y)
+    ovr = OneVsRestStructSVM(estimator=StructSVM(loss="f1", C=10.0)).fit(X, y)
     ovr.estimators_ = [StructSVM(loss="f1", C=C, budget=B).fit(X, (y == c).astype(int))   # as one-vs-rest over CV
                        for C, B, c in ((10.0, None, "a"), (3.0, 2, "b"), (30.0, 1, "c"))]
     save_model(ovr, tmp_path / "m.json")

@@ -93,7 +93,8 @@ def test_divide_and_conquer_equals_the_per_negative_scan(P, N, seed, ties):
     assert np.all(np.diff(slot) >= 0) and slot.min() >= 0 and slot.max() <= P
     per_negative = 0.0
     for j in range(1, N + 1):
-        per_negative += max(sum(100 / P * (i / (i + j - 1) - i / (i + j)) - 100 / (P * N) * (s_pos[i - 1] - s_neg[j - 1])
+        per_negative += max(sum(100 / P * (i / (i + j - 1) - i / (i + j))
+                                - 100 / (P * N) * (s_pos[i - 1] - s_neg[j - 1])
                                 for i in range(k + 1, P + 1)) for k in range(P + 1))
     assert _scan_value(s_pos, s_neg, slot) == pytest.approx(per_negative, abs=1e-9)
 

@@ -186,7 +186,8 @@ def test_smo_fallback_agrees_with_active_set(seed):
     x_as = x_smo * 0
     x_as[K] = 1.0
     active_set(Q, b, x_as, 1e-12, 100)
-    f = lambda x: 0.5 * x[:K] @ Q @ x[:K] - b @ x[:K]
+    def f(x):
+        return 0.5 * x[:K] @ Q @ x[:K] - b @ x[:K]
     assert gap <= 1e-12 and f(x_smo) == pytest.approx(f(x_as), abs=1e-9)
 
 
@@ -362,8 +363,8 @@ def test_memory_follows_the_data_not_the_index_space(tmp_path):
 
 @pytest.mark.parametrize("loss_name", ["error", "f1", "prec@k", "auc"])
 def test_coded_planes_hold_the_oracles_planes_as_the_dense_store(loss_name):
-    """The coded plane store (2 bits or 1 byte per example; data on disk or on a cluster) gives the dense store's products up to
-    the order of sums, keeps the right planes when some are dropped, and turns dense when a plane has
+    """The coded plane store (2 bits or 1 byte per example; data on disk or on a cluster) gives the dense store's
+    products up to the order of sums, keeps the right planes when some are dropped, and turns dense when a plane has
     more than 255 distinct values (ROC area)."""
     import scipy.sparse as sp
 

@@ -4,4 +4,5 @@ from .feature_generation import SolverResult, effective_budget, solve
 from .objective import ksupport_sq, primal_objective
 from .path import PathRefitter, refit_path
 
-__all__ = ["solve", "refit_path", "select_columns", "occurring_columns", "PathRefitter", "effective_budget", "SolverResult", "ksupport_sq", "primal_objective"]
+__all__ = ["solve", "refit_path", "select_columns", "occurring_columns", "PathRefitter", "effective_budget",
+           "SolverResult", "ksupport_sq", "primal_objective"]

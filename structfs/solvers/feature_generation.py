@@ -160,7 +160,8 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
            max_features=None, max_age=10, master_solver="ipm", on_group=None, polish=True, verbose=0, log=print):
     """Minimise CONTRACT section 1 for labels ``y`` in {-1,+1} with a validated loss object.
 
-    ``budget=None``: all features in one group (:func:`solve` maps a budget >= n_features to None). ``tol`` is SVMperf's ``-e``: stop
+    ``budget=None``: all features in one group (:func:`solve` maps a budget >= n_features to None). ``tol`` is
+    SVMperf's ``-e``: stop
     once objective - lower bound <= C * tol (the slack is within tol percent of optimal). With a budget
     feature generation stops for one of these reasons (``SolverResult.stop``):
 
@@ -182,7 +183,8 @@ def _solve(X, y, loss, C, *, budget=None, bias=1.0, tol=0.01, outer_tol=None, ma
 
     The reported lower bound says how far from optimal the answer may be. ``max_features`` (budget only) is a
     hard cap on the selection: the weights live on the union of the groups' columns, so generation
-    stops once that union is full, the last group trimmed to its most violated new columns. ``master_solver`` picks the solver of the
+    stops once that union is full, the last group trimmed to its most violated new columns. ``master_solver`` picks
+    the solver of the
     multi-group master problem: "ipm" (dense interior point, ECOS as its fallback) or "ecos".
     Returns a :class:`SolverResult`.
     """

@@ -210,8 +210,9 @@ def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=
     straight to ECOS (``master_solver="ecos"``); ECOS is also the fallback when the interior-point method
     does not converge, then cvxpy with Clarabel and SCS. ``factors`` (F_t with G_t = F_t F_t')
     may be passed when the caller has them cheaply; ``shared`` = (F_union, members) selects the
-    shared-variable cone program (see :func:`solve_master_ecos_shared`). ``qp_tol`` is the absolute accuracy wanted of the
-    master value (original units), for the single-group QP and the interior-point method. A failed solve is never returned silently: when
+    shared-variable cone program (see :func:`solve_master_ecos_shared`). ``qp_tol`` is the absolute accuracy wanted of
+    the master value (original units), for the single-group QP and the interior-point method. A failed solve is never
+    returned silently: when
     every solver fails a ConvergenceWarning is raised and the best feasible point found is used.
     """
     delta = np.asarray(delta, dtype=np.float64)

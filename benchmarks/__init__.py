@@ -1,0 +1,1 @@
+"""The benchmark scripts: ``python -m benchmarks.NAME --help``; current figures in benchmarks/README.md."""
