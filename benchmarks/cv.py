@@ -5,11 +5,13 @@
     python -m benchmarks.cv mil [--splits 20] [--datasets musk1 ...]   # a name, or the path of a MIL CSV
 
 Text: TF-IDF (sublinear_tf, min_df=2) fitted on the training texts. (a) ``StructSVMCV(loss="f1")`` at its
-defaults (R8: ``max_features=100``, the issue's setting, or ``--max-features 0`` for none); (b) ``LinearSVC(class_weight="balanced")`` and
+defaults (R8: ``max_features=100``, or ``--max-features 0`` for none); (b)
+``LinearSVC(class_weight="balanced")`` and
 (c) L1-``LinearSVC`` (balanced), each with C from {0.01, 0.1, 1, 10, 100} by 3-fold stratified CV on F1.
 ``--loss L``: (a) is ``StructSVMCV(loss=L)``, and every method is cross-validated and tested on L's own
 measure (what ``StructSVMCV``'s default scoring is) instead of F1.
-MIL: (a) ``MILESClassifier()`` at its defaults (``--max-instances K``: ``MILESClassifier(max_instances=K)``); (b) MILES + L1-SVM: the default embedding,
+MIL: (a) ``MILESClassifier()`` at its defaults (``--max-instances K``: ``MILESClassifier(max_instances=K)``);
+(b) MILES + L1-SVM: the default embedding,
 L1-``LinearSVC`` (balanced) with C from {0.1, 1, 10} by 3-fold CV (benchmarks/mil.py's baseline); ``--loss L``:
 (a) is ``MILESClassifier(loss=L)`` and (b)'s C and both tests use L's measure.
 F1 in percent on the test part; features/instances with a nonzero weight; fit seconds (vectorising and
@@ -93,7 +95,8 @@ def run_r8(args):
     results, cells = [], {}
     for topic in sorted(set(ytr)):
         rows, choice, cells[topic] = text_split(Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int),
-                                                loss=args.loss, max_features=args.max_features or None, n_jobs=args.jobs,
+                                                loss=args.loss, max_features=args.max_features or None,
+                                                n_jobs=args.jobs,
                                                 budgets=args.budgets)
         results.append(rows)
         a, b, c = rows["StructSVMCV"], rows["LinearSVC"], rows["L1-LinearSVC"]
@@ -137,8 +140,10 @@ def run_mil(args):
     measure = check_scoring(None, get_loss(args.loss))     # F1 by default; --loss L: L's own measure
     name_of = {"f1": "F1", "error": "accuracy"}.get(args.loss, args.loss)      # the measure's name
     if args.loss != "f1":
-        print(f"loss {args.loss!r}: (a) MILESClassifier(loss={args.loss!r}), (b)'s C by CV on its measure; both tested on it\n")
-    print(f"| data set | (a) {name_of} | (a) #inst | (a) s | (b) {name_of} | (b) #inst | (b) s | (a) − (b) | (a) #inst − (b) |")
+        print(f"loss {args.loss!r}: (a) MILESClassifier(loss={args.loss!r}), (b)'s C by CV on its measure; "
+              "both tested on it\n")
+    print(f"| data set | (a) {name_of} | (a) #inst | (a) s | (b) {name_of} | (b) #inst | (b) s | (a) − (b) "
+          "| (a) #inst − (b) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         res = {k: {"f1": [], "n": [], "s": []} for k in "ab"}
@@ -156,7 +161,8 @@ def run_mil(args):
             res["a"]["n"].append(len(clf.selected_instances_))
             if args.verbose:
                 e = clf.estimator_
-                print(f"  {set_name(name)}: (a) {res['a']['f1'][-1]:.1f} with {res['a']['n'][-1]} (C {e.C_:.0f}, B {e.budget_}, "
+                print(f"  {set_name(name)}: (a) {res['a']['f1'][-1]:.1f} with {res['a']['n'][-1]} "
+                      f"(C {e.C_:.0f}, B {e.budget_}, "
                       f"groups {e.n_groups_}, sigma {clf.embedding_.sigma_:.2f}); (b) {res['b']['f1'][-1]:.1f} "
                       f"with {res['b']['n'][-1]}", flush=True)
         cells = [f"{np.mean(res[k][m]):.1f} ({np.std(res[k][m]):.1f})" for k in "ab" for m in ("f1", "n", "s")]

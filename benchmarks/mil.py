@@ -143,7 +143,8 @@ def main():
     parser.add_argument("--cv-folds", type=int, default=3, help="folds of (a)'s inner CV (the baseline's: 3)")
     parser.add_argument("--cv-repeats", type=int, default=1,
                         help="repeat (a)'s inner CV with reshuffled folds (seeded) to steady the choice")
-    parser.add_argument("--jobs", type=int, default=None, help="parallel fits in (a)'s grid search (wall-clock seconds)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="parallel fits in (a)'s grid search (wall-clock seconds)")
     parser.add_argument("--match-instances", action="store_true",
                         help="cap (a) at the number of instances (b) selected on the same split")
     args = parser.parse_args()
@@ -153,9 +154,11 @@ def main():
     if args.cv_budget:
         C_text += f", budget from {args.cv_budget} by the same CV"
     outer = f"max({args.max_outer}, cap)" if args.outer_from_cap else args.max_outer
-    print(f"(a): {C_text} ({args.cv_folds}-fold x {args.cv_repeats}), budget={args.budget}, max_outer={outer}, max_instances={cap}, "
+    print(f"(a): {C_text} ({args.cv_folds}-fold x {args.cv_repeats}), budget={args.budget}, max_outer={outer}, "
+          f"max_instances={cap}, "
           f"outer_tol={args.outer_tol}; (c): C={args.C:g}; mean (std) over {args.splits} splits")
-    print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (c) F1 | (c) #inst | (c) s | (a) − (b) |")
+    print("| data set | (a) F1 | (a) #inst | (a) s | (b) F1 | (b) #inst | (b) s | (c) F1 | (c) #inst | (c) s "
+          "| (a) − (b) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.datasets:
         with warnings.catch_warnings():

@@ -69,7 +69,8 @@ def run(name, X, y, c_times_n=None, seed=0):
     for est, secs in baselines.values():
         row += [f"{100 * f1_score(yte, est.predict(Xte)):.2f}", str(int(np.count_nonzero(est.coef_))), f"{secs:.1f}"]
     r2 = float(np.mean(np.sum(np.asarray(Xtr) ** 2, axis=1)))
-    print(f"| {name}{'' if seed == 0 else f' (split {seed})'} | {Xtr.shape[0]} x {Xtr.shape[1]}, {100 * ytr.mean():.1f}% pos, mean ||x||² {r2:.3g} | "
+    split = '' if seed == 0 else f' (split {seed})'
+    print(f"| {name}{split} | {Xtr.shape[0]} x {Xtr.shape[1]}, {100 * ytr.mean():.1f}% pos, mean ||x||² {r2:.3g} | "
           + " | ".join(row) + " | " + ", ".join(f"{s:.1f}" for s in per_C.values()) + " |", flush=True)
 
 
@@ -81,7 +82,8 @@ def main():
     parser.add_argument("--c-times-n", type=float, nargs="+", default=None,
                         help="(a) with Cs = these multiples of the training n (default: StructSVMCV's grid)")
     args = parser.parse_args()
-    print("| problem | training data | (a) F1 | (a) features | (a) s | (a) warnings | (a) choice | (b) F1 | (b) features "
+    print("| problem | training data | (a) F1 | (a) features | (a) s | (a) warnings | (a) choice | (b) F1 "
+          "| (b) features "
           "| (b) s | (c) F1 | (c) features | (c) s | (a) s per fold fit, per C of its grid |")
     print("|---" * 14 + "|")
     for name in args.problems:

@@ -100,7 +100,8 @@ def fit(args):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9   # ru_maxrss is in KiB
     sel = clf.selected_features_
     passes = getattr(X, "passes", "-")
-    print("| rows | index space | nonzeros | where | loss | B | groups | fit s | peak RSS GB (10^9 B) | passes | planes | "
+    print("| rows | index space | nonzeros | where | loss | B | groups | fit s | peak RSS GB (10^9 B) | passes "
+          "| planes | "
           "s per plane | oracle share | selected | informative share |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     nnz = ShardedMatrix(args.dir).nnz

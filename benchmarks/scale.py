@@ -63,7 +63,8 @@ def main():
     print("| n | features | nnz | B | fit s | peak GB | selected | informative share | train F1 | groups | planes |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     from structfs.metrics import f1
-    print(f"| {X.shape[0]:,} | {X.shape[1]:,} | {X.nnz:,} | {args.budget} | {seconds:.1f} | {peak_gb:.2f} | {len(sel)} | "
+    print(f"| {X.shape[0]:,} | {X.shape[1]:,} | {X.nnz:,} | {args.budget} | {seconds:.1f} | {peak_gb:.2f} "
+          f"| {len(sel)} | "
           f"{informative[sel].mean():.2%} | {f1(y, clf.decision_function(X)):.1f} | {clf.n_outer_} | {clf.n_iter_} |")
     for w in caught:
         print("warning:", w.message)

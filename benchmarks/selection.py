@@ -397,7 +397,8 @@ def _without(drop):
 
 
 RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, shrinking ends)": rule_smooth_shrink,
-         "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer, "mean fold rank": rule_pooled_rank,
+         "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer,
+         "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
          # seventeenth session: another width than the default only when it is better by more than an SE
          "smooth, other sigma only if > 1 SE better": rule_sigma_default_unless_se,
@@ -488,8 +489,9 @@ def analyze(paths):
             paired = [_paired(np.asarray(f) - np.asarray(ref)) for ref in (current, shipped)]
             print(f"| {name} | {np.mean(f):.2f} | {np.mean(n):.1f} | " + " | ".join(cells)
                   + f" | {paired[0]} | {paired[1]} | {np.mean(gap):.2f} |")
-        print("| baselines | " + "; ".join(f"{b} {np.mean([r['baselines'][b][0] for r in group]):.2f} with "
-                                         f"{np.mean([r['baselines'][b][1] for r in group]):.1f}" for b in baselines) + " |")
+        means = [(b, np.mean([r['baselines'][b][0] for r in group]), np.mean([r['baselines'][b][1] for r in group]))
+                 for b in baselines]
+        print("| baselines | " + "; ".join(f"{b} {f1:.2f} with {n:.1f}" for b, f1, n in means) + " |")
 
 
 def compare(first, second):
@@ -502,7 +504,8 @@ def compare(first, second):
     diffs = defaultdict(list)
     for key in a.keys() & b.keys():
         picked = [rec["rows"][rule_smooth(rec["rows"])] for rec in (a[key], b[key])]
-        diffs[key[0]].append((picked[1]["test"] - picked[0]["test"], picked[1]["test_features"] - picked[0]["test_features"]))
+        diffs[key[0]].append((picked[1]["test"] - picked[0]["test"],
+                              picked[1]["test_features"] - picked[0]["test_features"]))
     print(f"| data set | problems | test F1, {second} − {first} (± SE) | features |")
     print("|---|---|---|---|")
     for data, d in diffs.items():

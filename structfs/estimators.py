@@ -372,7 +372,8 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             raise ValueError("y has a single class: one class only, but training needs two or more classes.")
         mirrored = self._mirrored()
         if mirrored and self.estimator is None:
-            warnings.warn(f"OneVsRestStructSVM({', '.join(f'{k}=...' for k in sorted(mirrored))}) is deprecated and will "
+            named = ", ".join(f"{k}=..." for k in sorted(mirrored))
+            warnings.warn(f"OneVsRestStructSVM({named}) is deprecated and will "
                           "be removed: pass OneVsRestStructSVM(estimator=StructSVM(...)) instead.", FutureWarning,
                           stacklevel=3)
         probe = self._binary()
