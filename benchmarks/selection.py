@@ -20,6 +20,7 @@ import json
 import time
 import warnings
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -33,7 +34,7 @@ from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MIL_BUDGETS, SIGMA_FACTORS, MILESEmbedding
-from structfs.model_selection import fold_path, grid_results, path_smoothed_scores
+from structfs.model_selection import Fold, PathScoring, fold_path, grid_results, path_smoothed_scores
 
 
 class TableRecorder:
@@ -51,8 +52,9 @@ class TableRecorder:
     def __enter__(self):
         self._fold_path = model_selection.fold_path
 
-        def recorded(X, y, classes, train, test, loss, C, budget, scorer, *args):
+        def recorded(X, y, fold, C, budget, scoring):
             points = []
+            scorer = scoring.scorer
 
             def counting(est, X_te, y_te):
                 s = est.decision_function(X_te)
@@ -61,7 +63,7 @@ class TableRecorder:
                                int(np.sum(~pos & ~pred))])
                 return scorer(est, X_te, y_te)
 
-            out = self._fold_path(X, y, classes, train, test, loss, C, budget, counting, *args)
+            out = self._fold_path(X, y, fold, C, budget, replace(scoring, scorer=counting))
             self.tasks.append(points)
             return out
 
@@ -84,15 +86,15 @@ class TableRecorder:
 
 def test_paths(cv, X, y, n_train, table):
     """For each (C, budget) cell of ``table``: test scores and feature counts along its full-data path."""
-    loss, _, _, scorer, solver_params = cv._check_params()
+    loss, _, _, scorer, solver, bias = cv._check_params()
     classes = np.unique(y)
     out = {}
-    train, test = np.arange(n_train), np.arange(n_train, X.shape[0])
+    fold = Fold(np.arange(n_train), np.arange(n_train, X.shape[0]), None, bias)
     for C, B in dict.fromkeys(zip(table["C"], table["budget"])):
         length = max(k for c, b, k in zip(table["C"], table["budget"], table["n_groups"]) if (c, b) == (C, B)) \
             if B is not None else 1
-        params = dict(solver_params, max_outer=length)
-        scores, n_feat, _, _ = fold_path(X, y, classes, train, test, loss, C, B, scorer, params, debias=cv.debias)
+        scoring = PathScoring(classes, loss, scorer, replace(solver, max_outer=length), cv.debias)
+        scores, n_feat, _, _ = fold_path(X, y, fold, C, B, scoring)
         out[(C, B)] = (scores.tolist(), n_feat.tolist())
     return out
 
@@ -291,7 +293,7 @@ def rule_sigma1(rows):
 def rule_sigma_default_unless_se(rows):
     """The shipped (smoothed) rule, but another kernel width than the default only where its pick's
     smoothed score beats the default width's best by more than that pick's standard error over folds:
-    a width is one more dimension to overfit a noisy validation score on (seventeenth session: pAUC)."""
+    a width is one more dimension to overfit a noisy validation score on (pAUC)."""
     smoothed, se = _shipped_scores(rows), _se(rows)
     best = _argmax(rows, smoothed)
     default = [i for i, r in enumerate(rows) if r["sigma"] in (None, 1.0)]
@@ -400,18 +402,18 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer,
          "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
-         # seventeenth session: another width than the default only when it is better by more than an SE
+         # another width than the default only when it is better by more than an SE
          "smooth, other sigma only if > 1 SE better": rule_sigma_default_unless_se,
-         # seventh session: cheaper grids and shorter paths for the shipped (smoothed) rule
+         # cheaper grids and shorter paths for the shipped (smoothed) rule
          "smooth, C/n in {0.3, 3}": _c_subset({0, 2}), "smooth, C/n in {0.3, 1, 3}": _c_subset({0, 1, 2}),
          "smooth, C/n = 1 only": _c_subset({1}), "smooth, C/n = 3 only": _c_subset({2}),
          "smooth, n_iter_no_change=10": _early_stop(10), "smooth, n_iter_no_change=8": _early_stop(8),
          "smooth, n_iter_no_change=5": _early_stop(5),
          "smooth, n_iter_no_change=4": _early_stop(4), "smooth, n_iter_no_change=3": _early_stop(3),
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
-         # tenth session: the folds' confusion tables pooled (records with "tables")
+         # the folds' confusion tables pooled (records with "tables")
          "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth,
-         # fourteenth session: featureless path points (rare positives: the first groups' restricted
+         # featureless path points (rare positives: the first groups' restricted
          # optimum is the zero model) left out of the choice and of their neighbours' smoothing
          "smooth, featureless points dropped": _without(lambda r: r["n_features"] == 0)}
 
@@ -434,7 +436,7 @@ GRID_RULES = {"smooth, C/n from 0.1": _merged(lambda r, lo, hi: r["C"] < lo),
               "smooth, C/n 0.1 to 30": _merged(lambda r, lo, hi: r["C"] < lo or r["C"] > hi),
               "smooth, B in {3, 5}": _merged(lambda r, lo, hi: r["budget"] == 3),
               "smooth, B = 3 only": _merged(lambda r, lo, hi: r["budget"] == 3, with_default=False),
-              # eleventh session: the kernel width's grid (the default's lower end, x0.5, was chosen most)
+              # the kernel width's grid (the default's lower end, x0.5, was chosen most)
               "smooth, sigma x{0.25, 0.5, 1, 2}": _sigma_grid((0.25, 0.5, 1.0, 2.0)),
               "smooth, sigma x{0.25, 0.5, 1}": _sigma_grid((0.25, 0.5, 1.0)),
               "smooth, sigma x{0.5, 1}": _sigma_grid((0.5, 1.0)),

@@ -12,7 +12,7 @@ from ._files import atomic_write
 
 
 class _LazyNumpy:
-    """numpy imported on first use: ``structfs --help`` must answer in well under a second (issue 12)."""
+    """numpy imported on first use: ``structfs --help`` must answer in well under a second."""
 
     def __getattr__(self, name):
         import numpy
@@ -39,7 +39,7 @@ def _demo(args):
     from .losses import get_loss
     from .metrics import f1
     from .model_selection import StructSVMCV
-    from .solvers import refit_path, solve
+    from .solvers import Solver, refit_path, solve
 
     loss, groups = get_loss("f1"), 10          # the path is shown for up to 10 feature groups
     if args.plot:
@@ -65,7 +65,8 @@ def _demo(args):
             # the whole path at the chosen C, each point debiased as the CV scores it
             y_pm = np.where(ytr == 1, 1.0, -1.0)
             res = solve(X_tr, y_pm, loss, cv.C_, budget=cv.budget_, max_outer=groups)
-            points = refit_path(X_tr, y_pm, loss, cv.C_, [c[w != 0] for c, w, _ in res.path])
+            points = refit_path(X_tr, y_pm, loss, cv.C_, [c[w != 0] for c, w, _ in res.path], 1.0,
+                                Solver.default())
             points += [points[-1]] * (groups - len(points))      # converged early: the model stays
             path.append([(len(c), f1(yte, X_te[:, c] @ w + w_b)) for c, w, w_b in points])
             l1_path.append([_l1_linear_svc(X_tr, ytr, X_te, yte, C) for C in l1_Cs])

@@ -15,7 +15,7 @@ from ._validation import (
     keeps_state_on_failure,
 )
 from .losses import get_loss
-from .solvers import solve
+from .solvers import Solver, penalty_for
 from .solvers.data import is_row_blocks
 
 
@@ -49,6 +49,14 @@ def _row_blocks_of_dask(X):
     from .cluster import DaskRowBlocks  # dask is optional: imported only for dask input
 
     return DaskRowBlocks.from_dask_array(X)
+
+
+def linear_attributes(w):
+    """(coef_, selected_features_) of a linear model from the solver's weights: an ndarray (m,), or the
+    (1, m) CSR row (sorted, no zeros) it returns for index spaces above ``solvers.data.MAX_DENSE_WEIGHTS``."""
+    if sp.issparse(w):
+        return w, w.indices.astype(np.int64)
+    return w[None, :], np.flatnonzero(w)
 
 
 # The start of the warning a fit ending with no feature raises (model selection filters it by this text).
@@ -92,24 +100,35 @@ class LinearBinaryMixin:
             self.coef_ = sp.csr_matrix(self.coef_)
         return self
 
-    def _set_weights(self, w):
-        """coef_ and selected_features_ from the solver's weights: an ndarray (m,), or the (1, m) CSR
-        row (sorted, no zeros) it returns for index spaces above ``solvers.data.MAX_DENSE_WEIGHTS``."""
-        if sp.issparse(w):
-            self.coef_, self.selected_features_ = w, w.indices.astype(np.int64)
-        else:
-            self.coef_, self.selected_features_ = w[None, :], np.flatnonzero(w)
-
     def predict(self, X):
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
+
+
+class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
+    """A fitted binary linear model given by its weights: what scorers need of one point of a sparsity
+    path, without fitting an estimator. Build it with :meth:`from_weights`."""
+
+    @classmethod
+    def from_weights(cls, w, intercept, classes):
+        model = cls()
+        model.coef_, model.selected_features_ = linear_attributes(w)
+        model.intercept_ = np.array([intercept])
+        model.classes_ = classes
+        model.n_features_in_ = model.coef_.shape[1]
+        return model
+
+    def fit(self, X, y):
+        raise TypeError("LinearModel holds given weights (LinearModel.from_weights) and is not fitted; use "
+                        "StructSVM to learn them.")
 
 
 class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     """Linear classifier trained on a multivariate loss, optionally under a feature budget.
 
     Solves SVMperf's 1-slack structural SVM (``budget=None``) or the budget-constrained problem of
-    Mao & Tsang (FS^Delta_multi) with at most ``budget`` features in each group (CONTRACT section 1).
+    Mao & Tsang (FS^Delta_multi) with at most ``budget`` features in each group (the objective of
+    :mod:`structfs.solvers.objective`).
 
     Parameters
     ----------
@@ -172,7 +191,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     intercept_ : ndarray (1,), equal to ``bias * w_b``
     classes_ : ndarray (2,), ``classes_[1]`` is the positive class
     selected_features_ : ndarray, sorted indices of the nonzero coefficients
-    objective_ : float, primal objective (CONTRACT section 1) at the returned weights
+    objective_ : float, primal objective (:func:`structfs.solvers.primal_objective`) at the returned weights
     lower_bound_ : float, a proven lower bound on the optimal objective
     gap_ : float, ``objective_ - lower_bound_`` (bounds the true suboptimality)
     n_iter_ : int, cutting planes generated
@@ -252,11 +271,14 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "structfs.OneVsRestStructSVM for more than two classes.")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
-        result = solve(X, y_pm, loss, C, budget=self.budget, bias=bias, tol=tol, outer_tol=self.outer_tol,
-                       max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
-                       master_solver=self.master_solver, refit=self.refit, verbose=self.verbose)
+        path = self._solver(tol).path(X, y_pm, loss, C, penalty_for(self.budget), bias)
+        for _ in path:
+            pass
+        result = path.result()
+        if self.refit is not None:
+            result = path.debiased(result, float(self.refit))
         self.loss_ = loss
-        self._set_weights(result.w)
+        self.coef_, self.selected_features_ = linear_attributes(result.w)
         self.intercept_ = np.array([bias * result.w_b])
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
@@ -275,6 +297,11 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
                           UserWarning, stacklevel=3)
         return self
+
+    def _solver(self, tol):
+        """The solver with this estimator's settings (validated)."""
+        return Solver(tol=tol, max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
+                      outer_tol=self.outer_tol, master_solver=self.master_solver, verbose=self.verbose)
 
     def _check_row_blocks(self, X, y):
         """y checked against row-block data (which validated itself when opened); n_features_in_ set.

@@ -169,7 +169,7 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
 
 
 # The kernel widths tried by MILESClassifier's cross-validation, as multiples of the embedding's
-# default (half the median squared distance); chosen on the four MIL dev sets (benchmarks/RESULTS.md).
+# default (half the median squared distance); chosen on the four MIL dev sets (docs/mil.md).
 SIGMA_FACTORS = (0.5, 1.0, 2.0)
 # The default estimator's budgets: StructSVMCV's without the unbudgeted candidate (all instances);
 # its C grid is per example (scale_C=False, see MILESClassifier's ``estimator``).
@@ -192,7 +192,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         scale_C=False)`` — StructSVMCV's defaults without the unbudgeted candidate, since selecting
         instances is the point, and with the grid per example, not per unit squared norm: a bag's
         squared norm counts the pool's instances near it (10 to 4,800 on the dev sets), and the grid
-        divided by it cost musk2 7.0 and elephant 2.4 F1 points (benchmarks/RESULTS.md). A StructSVMCV is
+        divided by it cost musk2 7.0 and elephant 2.4 F1 points. A StructSVMCV is
         cross-validated as above (its grid, folds and n_jobs are used); any other estimator is fitted
         once on the embedding with a fixed sigma. Where the loss gives the zero model (every candidate
         of every width, or the refitted model), the search falls back to the ranking loss

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from . import __version__
 from ._files import atomic_write, read_small_text
 from ._validation import MAX_ABS_VALUE
-from .estimators import OneVsRestStructSVM, StructSVM, sparse_row_nonzeros
+from .estimators import OneVsRestStructSVM, StructSVM, linear_attributes, sparse_row_nonzeros
 from .solvers.data import weights_in
 
 FORMAT = "structfs-model"
@@ -235,7 +235,7 @@ def _build(cls, params, where="params."):
 def _fill(est, w, intercept, objective, classes, n_features):
     from .losses import get_loss
 
-    est._set_weights(w)
+    est.coef_, est.selected_features_ = linear_attributes(w)
     est.intercept_ = np.array([intercept])
     est.classes_ = np.asarray(classes)
     est.n_features_in_ = n_features

@@ -9,6 +9,7 @@ chosen (C, budget, number of groups) is then fitted once on all the data.
 import numbers
 import time
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,16 +20,16 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
-from .estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
+from .estimators import NO_FEATURES, LinearBinaryMixin, LinearModel, StructSVM
 from .metrics import MEASURES, StructScorer
-from .solvers import PathRefitter, effective_budget, solve
+from .solvers import PathRefitter, Solver, penalty_for
 from .solvers.data import weights_in
 
 __all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap",
            "default_budgets",
            "best_threshold"]
 
-# Chosen on all dev sets together (benchmarks/RESULTS.md, "Defaults"). C is svm_perf's, whose loss
+# Chosen on all dev sets together (docs/model_selection.md, "The C grid"). C is svm_perf's, whose loss
 # term is an average over the n examples (Delta in percent), so the same regularisation relative to a
 # sum of losses -- LinearSVC's C = 100 C / n -- needs C proportional to n: the default grid is C / n,
 # and a C chosen on folds of n_f examples is carried to the whole data as the same C / n.
@@ -36,19 +37,19 @@ DEFAULT_C_PER_SAMPLE = (0.3, 1.0, 3.0, 10.0)
 # B = 5 is the path's step (B = 2 needs 2.5x the groups of B = 5 for the same features; given (2, 5) the
 # CV chose 5 in 6 of 8 R8 topics and most musk1 splits). But a path does not grow without end: the optimum
 # on the generated groups keeps a number of features set by B and C, and at B = 5 and small C that is
-# 10-35 on R8 topics, whatever the number of groups (benchmarks/experiments/path_reach.py). So the grid
+# 10-35 on R8 topics, whatever the number of groups. So the grid
 # also holds a candidate that can reach any size: None (no budget; on SMS spam every sparse model was 4
 # F1 points below the full one), or under a cap k, where a budget is needed, B = k // MIN_PATH_POINTS
-# (see default_budgets; RESULTS.md, eighteenth session).
+# (see default_budgets; docs/model_selection.md, "The budget grid").
 DEFAULT_BUDGETS = (5, None)
 # Under a small cap a group of 5 leaves too short a path to choose on (max_features=10: two points).
 # The default budget is shrunk so that the path to the cap has at least this many points (see
-# budget_under_cap; measured on MIL with max_instances=10 and R8 with max_features=10, RESULTS.md).
+# budget_under_cap; measured on MIL with max_instances=10 and R8 with max_features=10).
 MIN_PATH_POINTS = 5
 # When every candidate is the zero model, or the refitted model is (the loss's structural optimum is w = 0:
 # F-measures on noisy, imbalanced data, or with few positives), the search is run again with this ranking
 # loss, scored by the same measure, each model's intercept moved to the best cut of the loss's measure on
-# its training scores (benchmarks/RESULTS.md, fourteenth and fifteenth sessions).
+# its training scores (docs/model_selection.md, "When the loss's optimum is the zero model").
 FALLBACK_LOSS = "auc"
 
 
@@ -117,15 +118,6 @@ def _check_budget(value, name):
     return None if value is None else check_positive_int(value, name)
 
 
-def _point(cols, w, intercept, classes, n_features):
-    """A fitted StructSVM holding one point of a path, weights ``w`` on ``cols`` (for scorers that
-    take an estimator); its coef_ is sparse above 2^24 features, as a fitted StructSVM's."""
-    est = StructSVM()
-    est._set_weights(weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float), n_features))
-    est.intercept_, est.classes_, est.n_features_in_ = np.array([intercept]), classes, n_features
-    return est
-
-
 def _rows(X, idx):
     return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
 
@@ -161,60 +153,86 @@ def data_bias(bias, norms):
     return float(bias * np.sqrt(_mean_squared_norm(norms)))
 
 
-def fold_path(X, y, classes, train, test, loss, C, budget, scorer, solver_params, columns=None, debias=True,
-              n_iter_no_change=None, threshold_loss=None, cut_X=None):
-    """Fit one (C, budget) cell on ``train`` and score every point of its path on ``test``.
+@dataclass(frozen=True)
+class Fold:
+    """One fold of a search: its training and validation rows, the features it may use (MIL: the
+    instances of its training bags; None: all) and the value of its bias feature."""
 
-    ``columns`` (optional) restricts the fold to those features (MIL: the instances of the training
-    fold's bags). ``debias``: every point is refitted without budget on its features at the same C
-    (StructSVM's ``refit=C``), sharing cutting planes along the path. ``n_iter_no_change``: stop the
-    path once the validation score has not improved for that many groups. ``threshold_loss``: each
-    point's intercept is moved to the best cut of that loss's measure on the fold's training scores
-    (:func:`best_threshold`; the fallback's ranking models learn no threshold), scored on the rows of
-    ``cut_X`` (default X; MIL passes its embedding with each training bag's own instances left out,
-    whose scores are not inflated by a bag's similarity 1 to itself). Returns (scores, n_features,
-    seconds, certified): one score and feature count per path point (a single point without budget),
-    and whether every solve of the task ended with its certificate (False: one ran out of ``max_iter``
-    planes and its points were scored on an approximate solution). The solves do not warn each: the
-    search reports uncertified candidates once (:meth:`StructSVMCV.refit_best`).
+    train: np.ndarray
+    test: np.ndarray
+    columns: np.ndarray = None
+    bias: float = 1.0
+
+
+@dataclass(frozen=True)
+class PathScoring:
+    """How every (fold, C, budget) path of a search is fitted and scored.
+
+    ``solver``: the settings of the fits. ``debias``: every point is refitted without budget on its
+    features at the same C (StructSVM's ``refit=C``), sharing cutting planes along the path.
+    ``n_iter_no_change``: stop a path once its validation score has not improved for that many
+    groups. ``threshold_loss``: each point's intercept is moved to the best cut of that loss's measure
+    on the fold's training scores (:func:`best_threshold`; the fallback's ranking models learn no
+    threshold), computed on the rows of ``cut_X`` (default X; MIL passes its embedding with each
+    training bag's own instances left out, whose scores are not inflated by a bag's similarity 1 to
+    itself).
+    """
+
+    classes: np.ndarray
+    loss: object
+    scorer: object
+    solver: Solver
+    debias: bool = True
+    n_iter_no_change: int = None
+    threshold_loss: object = None
+    cut_X: object = None
+
+
+def fold_path(X, y, fold, C, budget, scoring):
+    """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``.
+
+    Returns (scores, n_features, seconds, certified): one score and feature count per path point (a
+    single point without budget), and whether every solve of the task ended with its certificate
+    (False: one ran out of ``max_iter`` planes and its points were scored on an approximate
+    solution). The solves do not warn each: the search reports uncertified candidates once
+    (:meth:`StructSVMCV.refit_best`).
     """
     t0 = time.perf_counter()
-    X_tr, X_te = _rows(X, train), _rows(X, test)
-    X_cut = None if cut_X is None or threshold_loss is None else _rows(cut_X, train)
-    if columns is not None:
-        X_tr, X_te = X_tr[:, columns], X_te[:, columns]
-        X_cut = None if X_cut is None else X_cut[:, columns]
-    y_pm = np.where(y[train] == classes[1], 1.0, -1.0)
+    classes, loss, solver = scoring.classes, scoring.loss, scoring.solver
+    X_tr, X_te = _rows(X, fold.train), _rows(X, fold.test)
+    X_cut = None
+    if scoring.cut_X is not None and scoring.threshold_loss is not None:
+        X_cut = _rows(scoring.cut_X, fold.train)
+    if fold.columns is not None:
+        X_tr, X_te = X_tr[:, fold.columns], X_te[:, fold.columns]
+        X_cut = None if X_cut is None else X_cut[:, fold.columns]
+    y_pm = np.where(y[fold.train] == classes[1], 1.0, -1.0)
     loss.validate(y_pm)
     m = X_tr.shape[1]
-    budget = effective_budget(budget, solver_params.get("max_features"), m)
-    bias = solver_params["bias"]
+    penalty = penalty_for(budget).restricted(m, solver.max_features)
     # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
     # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
-    ranking_tol = max(solver_params["tol"], 0.1)
-    refitter = PathRefitter(X_tr, y_pm, loss, C, bias=bias, tol=ranking_tol,
-                            max_iter=solver_params["max_iter"]) if debias and budget is not None else None
+    ranking = replace(solver, tol=max(solver.tol, 0.1))
+    refitter = None
+    if scoring.debias and penalty.budget is not None:
+        refitter = PathRefitter(X_tr, y_pm, loss, C, fold.bias, ranking)
     scores, n_features = [], []
-
-    def score(cols, w, w_b):
-        if refitter is not None:       # the budget selects the features, the unbudgeted problem weighs them
-            cols, w, w_b = refitter.refit(cols[w != 0])
-        point = _point(cols, w, bias * w_b, classes, m)
-        if threshold_loss is not None:
-            _cut_at_best(point, threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
-        scores.append(scorer(point, X_te, y[test]))
-        n_features.append(int(point.selected_features_.shape[0]))
-        return n_iter_no_change is not None and len(scores) - 1 - int(np.argmax(scores)) >= n_iter_no_change
-
+    path = (solver if penalty.budget is not None else ranking).path(X_tr, y_pm, loss, C, penalty, fold.bias)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
-        # polish=False: only the path's points (as on_group sees them) are scored
-        res = solve(X_tr, y_pm, loss, C, budget=budget, on_group=score, polish=False,
-                    **(solver_params if budget is not None else dict(solver_params, tol=ranking_tol)))
-    if budget is None:
-        w = res.w.tocsr() if sp.issparse(res.w) else None
-        score(*((w.indices, w.data) if w is not None else (np.arange(m), res.w)), res.w_b)
-    certified = bool(res.converged) and (refitter is None or refitter.uncertified == 0)
+        for cols, w, w_b in path:
+            if refitter is not None:   # the budget selects the features, the unbudgeted problem weighs them
+                cols, w, w_b = refitter.refit(cols[w != 0])
+            point = LinearModel.from_weights(weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float),
+                                                        m), fold.bias * w_b, classes)
+            if scoring.threshold_loss is not None:
+                _cut_at_best(point, scoring.threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
+            scores.append(scoring.scorer(point, X_te, y[fold.test]))
+            n_features.append(int(point.selected_features_.shape[0]))
+            patience = scoring.n_iter_no_change
+            if patience is not None and len(scores) - 1 - int(np.argmax(scores)) >= patience:
+                break
+    certified = path.certified() and (refitter is None or refitter.uncertified == 0)
     return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
 
 
@@ -273,7 +291,7 @@ def path_smoothed_scores(table):
     validation positives their scores jitter from one length to the next: the best single point is
     mostly the luckiest. Each score is averaged over a window of three path lengths (the ends repeat
     their value), so a length is chosen where the path is good, not where it spiked. Replayed on the
-    dev sets (benchmarks/selection.py; RESULTS.md, fifth session) it gained 2.8 +- 1.5, 6.0 +- 2.5 and
+    dev sets (``python -m benchmarks.selection``) it gained 2.8 +- 1.5, 6.0 +- 2.5 and
     0.8 +- 1.5 F1 on musk1, musk2 and elephant over the single best point, and cost 0.6 +- 0.8 on
     birds and 0.3 +- 0.4 on R8 (within a standard error);
     unbudgeted candidates (one point) are unchanged.
@@ -350,14 +368,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         a fixed trade-off against a sum of losses (LinearSVC's C = 100 C / n) scales C with n, and
         dividing by s (SVMlight's default C = 1 / mean(x'x)) makes the grid blind to the features'
         scale. On text with unit-norm rows s = 1. The c were chosen on all dev sets, the division by s
-        on scikit-learn's dense data (benchmarks/RESULTS.md, thirteenth session).
+        on scikit-learn's dense data.
     scale_C : bool, default=True
         Divide the default grid by the mean squared norm s (see ``Cs``) and set the bias feature to
         ``bias`` * sqrt(s) (``bias_``; of the fold while cross-validating): the problem on X / sqrt(s)
         with the constant feature ``bias``, so that the search, the model and its predictions do
         not change when X is multiplied by a constant (a fixed bias of 1 beside rows of norm 62
-        over-regularised the intercept: +5.0 ± 1.1 F1 on raw digits 8-vs-rest, benchmarks/RESULTS.md,
-        seventeenth session). False: C = c * n and the bias feature ``bias``. Ignored with explicit
+        over-regularised the intercept: +5.0 ± 1.1 F1 on raw digits 8-vs-rest). False: C = c * n and the
+        bias feature ``bias``. Ignored with explicit
         ``Cs``. MILESClassifier's default estimator sets it False (its similarities'
         squared norms count the pool's near instances, and the per-example grid was better there).
     budgets : sequence of (int or None) or None, default=None
@@ -462,9 +480,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         scorer = check_scoring(self.scoring, loss)
         if self._n_folds() is not None and self._n_folds() < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}.")
-        solver_params = dict(bias=bias, tol=tol, max_iter=self.max_iter, max_outer=self.max_outer,
-                             max_features=self.max_features, master_solver=self.master_solver)
-        return loss, Cs, budgets, scorer, solver_params
+        solver = Solver(tol=tol, max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
+                        master_solver=self.master_solver)
+        return loss, Cs, budgets, scorer, solver, bias
 
     def _scales_to_data(self):
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
@@ -488,10 +506,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         :meth:`fit` and by MILESClassifier."""
         from joblib import Parallel, delayed
 
-        loss, Cs, budgets, scorer, solver_params = self._check_params()
+        loss, Cs, budgets, scorer, solver, bias = self._check_params()
         per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
         cells = [(C, B) for C in Cs for B in budgets]
-        fold_params = [solver_params] * len(folds)
+        biases = [bias] * len(folds)
         if not per_sample:
             units, unit = [1.0] * len(folds), 1.0
         elif not self._scales_to_data():
@@ -502,13 +520,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           for f, (train, _) in enumerate(folds)]
             units = [grid_unit(fold) for fold in fold_norms]
             unit = grid_unit(norms)
-            fold_params = [dict(solver_params, bias=data_bias(solver_params["bias"], fold)) for fold in fold_norms]
+            biases = [data_bias(bias, fold) for fold in fold_norms]
+        fold_tasks = [Fold(train, test, None if columns is None else columns[f], biases[f])
+                      for f, (train, test) in enumerate(folds)]
+        scoring = PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss,
+                              cut_X)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         outputs = Parallel(n_jobs=self.n_jobs)(
-            delayed(fold_path)(X, y, classes, folds[f][0], folds[f][1], loss, C, B, scorer, fold_params[f],
-                               None if columns is None else columns[f], self.debias, self.n_iter_no_change,
-                               threshold_loss, cut_X)
-            for f, C, B in tasks)
+            delayed(fold_path)(X, y, fold_tasks[f], C, B, scoring) for f, C, B in tasks)
         return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
 
     @keeps_state_on_failure

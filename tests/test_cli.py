@@ -258,7 +258,7 @@ def test_retrieval_losses_train_with_beta_and_evaluate_prints_ap_and_pauc(digits
 def test_hashed_feature_indices_train_predict_and_evaluate_in_the_data_size(tmp_path, capsys):
     """Feature indices up to 10^8 (hashing): the model has a sparse coef_, the file its nonzeros, and
     train/predict/evaluate never build a vector over the index space (2^31 - 1 works the same way:
-    0.7 s fit, ~270 MB, benchmarks/RESULTS.md)."""
+    0.7 s fit, ~270 MB)."""
     data = tmp_path / "hashed.svm"
     data.write_text("1 3:0.5 100000000:1\n-1 5:1 100000000:0.2\n1 100000000:0.7\n-1 4:1\n")
     model, pred = tmp_path / "hashed.model", tmp_path / "hashed.pred"

@@ -1,5 +1,6 @@
 """StructSVMCV: the path it scores is the solver's, its choice is refitted, bad input fails first."""
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,8 +17,8 @@ from sklearn.utils.estimator_checks import check_estimator
 from structfs import OneVsRestStructSVM, StructSVM, StructSVMCV
 from structfs.losses import get_loss
 from structfs.metrics import StructScorer, f1
-from structfs.model_selection import fold_path
-from structfs.solvers import refit_path, solve
+from structfs.model_selection import Fold, PathScoring, fold_path
+from structfs.solvers import BSupport, Solver, refit_path, solve
 
 
 def _data(n=120, m=30, informative=4, seed=0, pos=0.3):
@@ -49,7 +50,7 @@ def test_refit_path_equals_independent_unbudgeted_fits():
     y_pm = np.where(y == 1, 1.0, -1.0)
     loss, C, tol = get_loss("f1"), 50.0, 1e-4
     sets = [np.array([0, 1]), np.array([0, 1, 2, 7]), np.array([0, 1, 2, 7]), np.arange(10)]
-    shared = refit_path(X, y_pm, loss, C, sets, tol=tol)
+    shared = refit_path(X, y_pm, loss, C, sets, 1.0, Solver.default(tol=tol))
     for cols, (got_cols, w, w_b) in zip(sets, shared):
         alone = solve(X[:, cols], y_pm, loss, C, budget=None, tol=tol)
         assert np.array_equal(got_cols, cols)
@@ -69,27 +70,28 @@ def test_fold_path_scores_each_point_on_the_validation_part():
     from structfs.model_selection import _LossScorer
 
     scorer = _LossScorer(get_loss("f1"))
-    params = dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=5, max_features=None, master_solver="ipm")
-    scores, n_features, _, certified = fold_path(X, y, classes, train, test, get_loss("f1"), 100.0, 2, scorer,
-                                                 params, debias=False)
+    scoring = PathScoring(classes, get_loss("f1"), scorer, Solver.default(max_outer=5), debias=False)
+    scores, n_features, _, certified = fold_path(X, y, Fold(train, test), 100.0, 2, scoring)
     y_pm = np.where(y[train] == 1, 1.0, -1.0)
-    res = solve(X[train], y_pm, get_loss("f1"), 100.0, budget=2, max_outer=5, polish=False)
-    assert certified and len(scores) == len(res.path)
-    for score, (cols, w, w_b) in zip(scores, res.path):       # every point as generated, the last unpolished
+    points = list(Solver.default(max_outer=5).path(X[train], y_pm, get_loss("f1"), 100.0, BSupport(2), 1.0))
+    assert certified and len(scores) == len(points)
+    for score, (cols, w, w_b) in zip(scores, points):       # every point as generated, the last unpolished
         assert score == pytest.approx(f1(y[test], X[test][:, cols] @ w + w_b))
 
 
 def test_without_polish_the_path_is_the_same_but_its_last_point_and_costs_fewer_planes():
     X, y = _data(seed=2)
     y_pm = np.where(y == 1, 1.0, -1.0)
-    kw = dict(budget=2, max_outer=5, tol=1e-4)
-    polished = solve(X, y_pm, get_loss("f1"), 100.0, **kw)
-    coarse = solve(X, y_pm, get_loss("f1"), 100.0, polish=False, **kw)
-    assert len(polished.path) == len(coarse.path) and polished.stop == coarse.stop
-    for (c1, w1, b1), (c2, w2, b2) in zip(polished.path[:-1], coarse.path[:-1]):
+    path = Solver.default(max_outer=5, tol=1e-4).path(X, y_pm, get_loss("f1"), 100.0, BSupport(2), 1.0)
+    coarse = [(c.copy(), w.copy(), b) for c, w, b in path]
+    coarse_planes, coarse_objective = len(path.history), min(r["objective"] for r in path.history)
+    assert path.certified()
+    polished = path.result()
+    assert len(polished.path) == len(coarse)
+    for (c1, w1, b1), (c2, w2, b2) in zip(polished.path[:-1], coarse[:-1]):
         assert np.array_equal(c1, c2) and np.array_equal(w1, w2) and b1 == b2
-    assert coarse.n_iter < polished.n_iter and coarse.converged
-    assert polished.objective < coarse.objective            # the polish solved the last restricted problem further
+    assert coarse_planes < polished.n_iter
+    assert polished.objective < coarse_objective            # the polish solved the last restricted problem further
 
 
 def test_cv_chooses_from_the_grid_refits_and_reports_results():
@@ -231,7 +233,7 @@ def test_bad_parameters_raise_before_any_fit(params, match, monkeypatch):
     X, y = _data(seed=11)
     import structfs.model_selection as ms
 
-    monkeypatch.setattr(ms, "solve", lambda *a, **k: pytest.fail("a fit started before the check"))
+    monkeypatch.setattr(ms.Solver, "path", lambda *a, **k: pytest.fail("a fit started before the check"))
     with pytest.raises(ValueError, match=match):
         StructSVMCV(**params).fit(X, y)
 
@@ -338,14 +340,16 @@ def test_fold_path_cuts_on_the_scores_of_cut_X():
     # instances); by default, and with cut_X = X, on X's.
     X, y = _degenerate()
     train, test = next(StratifiedKFold(3).split(X, y))
-    args = (X, y, np.array([0, 1]), train, test, get_loss("auc"), 50.0, 3, StructScorer("f1"),
-            dict(bias=1.0, tol=0.01, max_iter=2000, max_outer=3, max_features=None, master_solver="ipm"))
-    f1_loss = get_loss("f1")
-    default = fold_path(*args, threshold_loss=f1_loss)[0]
-    assert np.array_equal(fold_path(*args, threshold_loss=f1_loss, cut_X=X)[0], default)
+    scoring = PathScoring(np.array([0, 1]), get_loss("auc"), StructScorer("f1"), Solver.default(max_outer=3),
+                          threshold_loss=get_loss("f1"))
+
+    def scores(cut_X):
+        return fold_path(X, y, Fold(train, test), 50.0, 3, replace(scoring, cut_X=cut_X))[0]
+    default = scores(None)
+    assert np.array_equal(scores(X), default)
     shifted = X.copy()
     shifted[:, 0] += 1.0                              # another cut on the training rows, other predictions
-    assert not np.array_equal(fold_path(*args, threshold_loss=f1_loss, cut_X=shifted)[0], default)
+    assert not np.array_equal(scores(shifted), default)
 
 
 @settings(max_examples=60, deadline=None)

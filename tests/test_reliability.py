@@ -144,11 +144,11 @@ def test_a_failed_refit_keeps_the_old_model():
 
 
 def test_an_interrupted_first_fit_is_not_fitted(monkeypatch):
-    import structfs.estimators
+    from structfs.solvers import Solver
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(structfs.estimators, "solve", interrupted)
+    monkeypatch.setattr(Solver, "path", interrupted)
     X, y = _problem()
     est = StructSVM()
     with pytest.raises(KeyboardInterrupt):

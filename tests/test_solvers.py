@@ -1,4 +1,4 @@
-"""The learner against exact solutions: every output enumerated, the problem of CONTRACT section 1
+"""The learner against exact solutions: every output enumerated, the problem of structfs.solvers.objective
 solved by cvxpy, and the master-problem solvers against each other."""
 import itertools
 import warnings
@@ -107,7 +107,7 @@ def test_budget_at_least_n_features_is_the_unbudgeted_problem():
 
 
 def test_error_loss_is_linearsvc_with_scaled_C():
-    """CONTRACT: xi for the error loss is (100/n) sum of hinge losses -> LinearSVC(C=100 C / n)."""
+    """xi for the error loss is (100/n) sum of hinge losses -> LinearSVC(C=100 C / n)."""
     from sklearn.svm import LinearSVC
 
     rng = np.random.default_rng(0)
@@ -291,7 +291,9 @@ def test_outer_lower_bound_rescales_alpha_along_its_ray():
     """D(t alpha) = t A - t^2 Q / 2 is maximised over t in [0, 1/sum(abar)]: never below D(alpha)."""
     from types import SimpleNamespace
 
-    from structfs.solvers.feature_generation import _lower_bound
+    from structfs.solvers import BSupport
+
+    _lower_bound = BSupport.lower_bound
 
     ws = SimpleNamespace(C=10.0, bias=0.0, abar=np.array([0.05, 0.05]), coef_sum=np.zeros(2),
                          delta=np.array([1.0, 1.0]))                  # A = C * delta'abar = 1
@@ -332,7 +334,7 @@ def test_memory_follows_the_data_not_the_index_space(tmp_path):
 
     from structfs import StructSVM
     from structfs.model_io import load_model, save_model
-    from structfs.solvers import PathRefitter, occurring_columns, select_columns
+    from structfs.solvers import PathRefitter, Solver, occurring_columns, select_columns
 
     rng = np.random.default_rng(0)
     n, k, m = 60, 12, 10 ** 8
@@ -356,8 +358,9 @@ def test_memory_follows_the_data_not_the_index_space(tmp_path):
         assert sp.issparse(back.coef_) and np.array_equal(back.coef_.indices, big.coef_.indices)
         assert np.array_equal(back.decision_function(X), big.decision_function(X))
     y_pm = np.where(y == 1, 1.0, -1.0)
-    cols, w, _ = PathRefitter(X, y_pm, get_loss("f1"), 10.0).refit(columns[[0, 1, 2]])
-    cols_s, w_s, _ = PathRefitter(dense, y_pm, get_loss("f1"), 10.0).refit(np.array([0, 1, 2]))
+    solver = Solver.default()
+    cols, w, _ = PathRefitter(X, y_pm, get_loss("f1"), 10.0, 1.0, solver).refit(columns[[0, 1, 2]])
+    cols_s, w_s, _ = PathRefitter(dense, y_pm, get_loss("f1"), 10.0, 1.0, solver).refit(np.array([0, 1, 2]))
     assert np.array_equal(cols, columns[cols_s]) and np.allclose(w, w_s)
 
 

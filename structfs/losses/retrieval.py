@@ -1,6 +1,6 @@
 """Retrieval losses over rankings: average precision ("ap") and partial ROC area ("pauc").
 
-Both take the pairwise joint feature of "auc" (CONTRACT section 2): an output orders every pair
+Both take the pairwise joint feature of "auc" (:mod:`structfs.losses.auc`): an output orders every pair
 (i positive, j negative), and a pair ranked the wrong way ("swapped") adds scale * (x_i - x_j) to Psi,
 so coef_i = scale * #swapped pairs of positive i, coef_j = -scale * #swapped pairs of negative j.
 Unlike "auc", the outputs are rankings (pairwise orders consistent with one total order).

@@ -1,8 +1,14 @@
-"""Optimisers: the master QCQP, the inner cutting-plane layer and the outer feature-generation layer."""
+"""Optimisers: the master QCQP, the inner cutting-plane layer and the outer feature-generation layer.
+
+A :class:`Solver` holds the settings; ``Solver.path(X, y, loss, C, penalty, bias)`` yields the model
+after each generated feature group and ``Solver.solve`` runs it to the end. The regulariser is a
+penalty object (:mod:`structfs.solvers.penalties`).
+"""
 from .data import occurring_columns, select_columns
-from .feature_generation import SolverResult, effective_budget, solve
+from .feature_generation import Solver, SolverPath, SolverResult, solve
 from .objective import ksupport_sq, primal_objective
 from .path import PathRefitter, refit_path
+from .penalties import BSupport, SquaredL2, penalty_for
 
-__all__ = ["solve", "refit_path", "select_columns", "occurring_columns", "PathRefitter", "effective_budget",
-           "SolverResult", "ksupport_sq", "primal_objective"]
+__all__ = ["Solver", "SolverPath", "SolverResult", "solve", "refit_path", "PathRefitter", "BSupport", "SquaredL2",
+           "penalty_for", "select_columns", "occurring_columns", "ksupport_sq", "primal_objective"]

@@ -16,6 +16,8 @@ import numpy as np
 
 from .data import _matvec
 
+# OCAS's step towards the master's solution for the next plane
+MU = 0.1
 _STALL = 25   # iterations without any increase of the master value that count as a stall
 
 
@@ -137,7 +139,7 @@ def line_search(best, cand, y, loss, C, max_evals=3):
     return point
 
 
-def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, callback, mu=0.1):
+def inner_solve(ws, cache, y, loss, state, settings, outer):
     """Add planes until the restricted problem's gap is <= C * tol (OCAS-stabilised).
 
     ``tol`` has the meaning of SVMperf's ``-e``: the precision of the slack xi in percent, so the gap
@@ -146,16 +148,19 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
     Plain cutting planes generate each plane at the master's solution, which oscillates wildly on
     nearly separable problems (R8 "earn" needs ~2000 planes for a 1e-3 gap). Following OCAS (Franc &
     Sonnenburg 2008), the best point moves to the minimiser of F on the segment towards the master's
-    solution and the next plane is generated at best + mu * (master - best). Any plane is a valid
+    solution and the next plane is generated at best + MU * (master - best). Any plane is a valid
     cut, the master value is a lower bound and the best point an upper bound of the restricted
     problem, so the stopping test is the usual one.
 
-    ``state`` carries the running best iterate and the iteration count across calls; ``callback`` is
-    given each iteration's record. Returns (status, value of the restricted problem's master), status
+    ``settings`` holds ``tol``, ``max_iter``, ``max_age`` (planes unused that long are dropped) and
+    ``callback`` (given each iteration's record); ``outer`` is the feature group's number, for the
+    records. ``state`` carries the running best iterate and the iteration count across calls. Returns
+    (status, value of the restricted problem's master), status
     "converged", "max_iter", or "stalled" when the master value stopped increasing for _STALL
     iterations (the conic solver's accuracy is exhausted; the point is as good as it can certify).
     """
     C, bias = ws.C, ws.bias
+    tol, max_iter, max_age, callback = settings.tol, settings.max_iter, settings.max_age, settings.callback
     best = None
     recent = []            # master values of the last iterations, to detect a stalled master
     while True:
@@ -173,7 +178,7 @@ def inner_solve(ws, cache, y, loss, state, *, tol, max_iter, max_age, outer, cal
             best = cut = master_point.evaluate(y, loss, C)
         else:
             best = line_search(best, master_point, y, loss, C)
-            cut = best.toward(master_point, mu).evaluate(y, loss, C)
+            cut = best.toward(master_point, MU).evaluate(y, loss, C)
             if cut.value < best.value:
                 best = cut
             # In-out safeguard: a stabilised plane that does not cut off the master's solution would

@@ -1,4 +1,10 @@
-"""The primal objective of CONTRACT section 1 and its regulariser, the squared k-support norm."""
+"""The primal objective and its regulariser, the squared k-support norm.
+
+    min_{w, xi >= 0}  R(w) + w_b^2 / 2 + C xi   s.t.  w . Psi(y, ybar) >= Delta(y, ybar) - xi  for every ybar,
+
+with R(w) = ||w||^2 / 2 without a budget (SVMperf's 1-slack problem) and half the squared B-support norm
+min_{d in [0,1]^m, sum d <= B} sum_j w_j^2 / d_j with a budget B (Mao & Tsang's FS^Delta_multi).
+"""
 import numpy as np
 
 

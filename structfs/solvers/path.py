@@ -1,10 +1,13 @@
 """Debiasing refits along a feature-generation path: unbudgeted solves on one column set after another
 that share their cutting planes."""
+from types import SimpleNamespace
+
 import numpy as np
 
 from .cutting_plane import inner_solve
 from .data import ColumnCache, _as_solver_matrix, occurring_columns, select_columns
-from .feature_generation import _BestIterate
+from .feature_generation import MAX_AGE, _BestIterate
+from .penalties import SquaredL2
 from .working_set import WorkingSet
 
 
@@ -17,12 +20,13 @@ class PathRefitter:
     and each refit starts from the previous one's cuts instead of from w = 0.
     """
 
-    def __init__(self, X, y, loss, C, *, bias=1.0, tol=0.01, max_iter=2000, max_age=10):
-        self.columns = occurring_columns(X)        # work on the columns that occur (see solve)
+    def __init__(self, X, y, loss, C, bias, solver):
+        self.columns = occurring_columns(X)        # work on the columns that occur (see SolverPath)
         self.X = _as_solver_matrix(X if self.columns is None else select_columns(X, self.columns))
         self.y, self.loss, self.C = y, loss, C
-        self.kw = dict(tol=tol, max_iter=max_iter, max_age=max_age, outer=1, callback=lambda rec: None)
-        self.ws = WorkingSet(self.X.shape[0], bias, C, "ipm")
+        self.settings = SimpleNamespace(tol=solver.tol, max_iter=solver.max_iter, max_age=MAX_AGE,
+                                        callback=lambda rec: None)
+        self.ws = WorkingSet(self.X.shape[0], bias, C, solver.master_solver)
         coef, self.delta0 = loss.oracle(y, np.zeros(self.X.shape[0]))
         self.ws.add_plane(coef, self.delta0)
         self.last = None
@@ -40,16 +44,16 @@ class PathRefitter:
         ws.add_group(cols, self.X[:, cols])
         cache = ColumnCache(self.X)
         cache.extend(cols)
-        state = _BestIterate(self.X.shape[1], None, self.C)
+        state = _BestIterate(self.X.shape[1], SquaredL2(), self.C)
         state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
-        status, _ = inner_solve(ws, cache, self.y, self.loss, state, **self.kw)
+        status, _ = inner_solve(ws, cache, self.y, self.loss, state, self.settings, outer=1)
         self.uncertified += status != "converged"
         out_cols = state.cols if self.columns is None else self.columns[state.cols]
         self.last = (out_cols, state.w_cache, state.w_b)
         return self.last
 
 
-def refit_path(X, y, loss, C, column_sets, **kwargs):
+def refit_path(X, y, loss, C, column_sets, bias, solver):
     """:class:`PathRefitter` over a list of column sets; a list of (columns, weights, w_b)."""
-    refitter = PathRefitter(X, y, loss, C, **kwargs)
+    refitter = PathRefitter(X, y, loss, C, bias, solver)
     return [refitter.refit(cols) for cols in column_sets]

@@ -8,7 +8,7 @@ to group t (plus the bias coordinate, which every group shares), the master prob
 Its multipliers mu_t >= 0 of the quadratic constraints sum to one and weight the groups:
 d = sum_t mu_t 1[group t], w_j = d_j (sum_k alpha_k Psi_kj).
 
-Numerics (see NOTES.md): with unit-norm TF-IDF rows the Gram entries are O(1e-4..1e-1) while useful C
+Numerics: with unit-norm TF-IDF rows the Gram entries are O(1e-4..1e-1) while useful C
 runs to 1e5, which makes conic solvers report "inaccurate" on the problem as written. Substituting
 alpha = C * abar (abar in the capped unit simplex) and dividing the objective by C fixes that:
 
