@@ -7,7 +7,7 @@ import argparse
 import sys
 import time
 
-from . import __version__
+from . import __version__, _defaults
 from ._files import atomic_write
 
 
@@ -160,7 +160,7 @@ def _estimator(args, n_classes):
         loss_params = {"beta": args.beta}
     if getattr(args, "cv", None) is not None:
         return _cv_estimator(args, n_classes, loss, loss_params)
-    params = dict(loss=loss, loss_params=loss_params, C=1000.0 if args.C is None else args.C, budget=args.budget,
+    params = dict(loss=loss, loss_params=loss_params, C=_defaults.C if args.C is None else args.C, budget=args.budget,
                   bias=args.bias, tol=args.tol, max_outer=args.max_outer, max_features=args.max_features,
                   refit=args.refit, verbose=max(0, args.verbose - 1))
     if n_classes > 2:
@@ -439,7 +439,7 @@ def build_parser():
 
     def learning_options(p):
         p.add_argument("-c", dest="C", type=float, default=None,
-                       help="trade-off C, as svm_perf_learn -c (default 1000)")
+                       help=f"trade-off C, as svm_perf_learn -c (default {_defaults.C:g})")
         p.add_argument("-l", dest="loss", default="f1",
                        help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, or SVMperf's code 1 (F1), "
                             "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); default f1")
@@ -450,10 +450,11 @@ def build_parser():
         p.add_argument("--beta", dest="beta", type=float, default=None,
                        help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted "
                             "(default 0.1)")
-        p.add_argument("-e", dest="tol", type=float, default=0.01,
-                       help="tolerance as svm_perf_learn -e: slack precision in percent (default 0.01)")
-        p.add_argument("--max-outer", dest="max_outer", type=int, default=30,
-                       help="with -B: at most this many feature groups, hence <= max_outer*B features (default 30)")
+        p.add_argument("-e", dest="tol", type=float, default=_defaults.TOL,
+                       help=f"tolerance as svm_perf_learn -e: slack precision in percent (default {_defaults.TOL:g})")
+        p.add_argument("--max-outer", dest="max_outer", type=int, default=_defaults.MAX_OUTER,
+                       help="with -B: at most this many feature groups, hence <= max_outer*B features (default "
+                            f"{_defaults.MAX_OUTER})")
         p.add_argument("--max-features", dest="max_features", type=int, default=None,
                        help="with -B: hard cap on the selected features (feature generation stops there)")
         p.add_argument("--refit", dest="refit", type=float, default=None,

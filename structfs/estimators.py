@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _defaults
 from ._validation import (
     check_magnitude,
     check_positive_float,
@@ -202,8 +203,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         planes, features, seconds)
     """
 
-    def __init__(self, loss="f1", C=1000.0, budget=None, bias=1.0, loss_params=None, tol=0.01,
-                 outer_tol=None, max_iter=2000, max_outer=30, max_features=None, refit=None, master_solver="ipm",
+    def __init__(self, loss="f1", C=_defaults.C, budget=None, bias=_defaults.BIAS, loss_params=None,
+                 tol=_defaults.TOL, outer_tol=None, max_iter=_defaults.MAX_ITER, max_outer=_defaults.MAX_OUTER,
+                 max_features=None, refit=None, master_solver=_defaults.MASTER_SOLVER,
                  verbose=0):
         self.loss = loss
         self.C = C

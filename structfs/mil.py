@@ -286,7 +286,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
             def search(estimator, threshold_loss):
                 # the fallback's cut (threshold_loss) is chosen on scores without each bag's own instances
                 D_cut = None if threshold_loss is None else distances_own_out()
-                return _search_widths(estimator, D, sigmas, y, classes, folds, columns, threshold_loss, D_cut)
+                return _search_widths(estimator, D, sigmas, (y, classes, folds, columns), threshold_loss, D_cut)
 
             def embedding_at_best(table, distances=D):
                 return np.exp(-distances / (2.0 * table["sigma"][best_candidate(table)] ** 2))
@@ -321,10 +321,12 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[(scores > 0).astype(int)]
 
 
-def _search_widths(est, D, sigmas, y, classes, folds, columns, threshold_loss=None, D_cut=None):
+def _search_widths(est, D, sigmas, split, threshold_loss=None, D_cut=None):
     """StructSVMCV ``est``'s search table on the embedding of squared distances ``D`` at every kernel
     width in ``sigmas``, the tables joined (a ``sigma`` entry per candidate). ``D_cut``: the distances
-    whose embedding sets the cut of ``threshold_loss`` (:meth:`MILESEmbedding.leave_own_out`)."""
+    whose embedding sets the cut of ``threshold_loss`` (:meth:`MILESEmbedding.leave_own_out`).
+    ``split``: (bag labels, classes, folds, each fold's columns)."""
+    y, classes, folds, columns = split
     tables = []
     for sigma in sigmas:
         cut_X = None if D_cut is None else np.exp(-D_cut / (2.0 * sigma ** 2))

@@ -19,6 +19,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from . import _defaults
 from ._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
 from .estimators import NO_FEATURES, LinearBinaryMixin, LinearModel, StructSVM
 from .metrics import MEASURES, StructScorer
@@ -435,8 +436,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, loss="f1", Cs=None, scale_C=True, budgets=None, cv=3, scoring=None, max_features=None,
-                 bias=1.0, loss_params=None, tol=0.01, max_iter=2000, max_outer=30, n_iter_no_change=5, debias=True,
-                 master_solver="ipm", n_jobs=None, verbose=0):
+                 bias=_defaults.BIAS, loss_params=None, tol=_defaults.TOL, max_iter=_defaults.MAX_ITER,
+                 max_outer=_defaults.MAX_OUTER, n_iter_no_change=5, debias=True, master_solver=_defaults.MASTER_SOLVER,
+                 n_jobs=None, verbose=0):
         self.loss = loss
         self.Cs = Cs
         self.scale_C = scale_C

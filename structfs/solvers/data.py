@@ -187,8 +187,8 @@ class ColumnCache:
         # realloc): growing costs old + new, where stacking and reordering held three copies
         self._data.resize(total, refcheck=False)
         self._indices.resize(total, refcheck=False)
-        _merge_columns_backward(old_indptr, self._data, self._indices, n_old, block.indptr.astype(np.int64),
-                                block.indices, block.data, order, indptr)
+        _merge_columns_backward(old_indptr, self._data, self._indices, n_old,
+                                (block.indptr.astype(np.int64), block.indices, block.data), order, indptr)
         self.X = sp.csc_matrix((self._data, self._indices, indptr.astype(index_dtype)),
                                shape=(block.shape[0], lengths.shape[0]), copy=False)
 
@@ -210,11 +210,12 @@ class ColumnCache:
 
 
 @njit(cache=True)
-def _merge_columns_backward(old_indptr, data, indices, n_old, block_indptr, block_indices, block_data, order, indptr):
+def _merge_columns_backward(old_indptr, data, indices, n_old, block, order, indptr):
     """Lay out final column p (old column order[p], or block column order[p] - n_old) at indptr[p],
     from the last column to the first. Columns only move right (the new ones are inserted before
     them), and an old column's entries move from the last, so nothing is overwritten before it
-    has moved."""
+    has moved. ``block``: the new columns' (indptr, indices, data)."""
+    block_indptr, block_indices, block_data = block
     for p in range(order.shape[0] - 1, -1, -1):
         source, start = order[p], indptr[p]
         if source < n_old:
