@@ -29,7 +29,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedShuffleSplit
 from sklearn.svm import LinearSVC
 
 import structfs.mil
-import structfs.model_selection as model_selection
+import structfs.model_selection._search as model_selection  # the search reads its grid and path task here
 from benchmarks.mil import DATASETS, load_splits, miles_baseline, paired, set_name
 from structfs import StructSVM, StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam

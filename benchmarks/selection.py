@@ -27,7 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import StratifiedShuffleSplit
 
-import structfs.model_selection as model_selection
+import structfs.model_selection._search as model_selection  # the search reads its grid and path task here
 from benchmarks.cv import linear_baselines
 from benchmarks.mil import DATASETS, load_splits, miles_baseline
 from structfs import StructSVMCV
@@ -42,7 +42,7 @@ class TableRecorder:
     ``StructSVMCV.search`` scores, per (fold, cell) task, so that ``analyze`` can replay rules that
     pool the folds' tables (Forman & Scholz 2010) instead of averaging the folds' F1.
 
-    It wraps ``model_selection.fold_path`` (search runs its tasks in order with n_jobs=None) and the
+    It wraps the search's ``fold_path`` (search runs its tasks in order with n_jobs=None) and the
     default scorer (the loss's F1: ``loss.score`` of the decision values, so the recorded F1 are the
     shipped ones bit for bit)."""
 

@@ -67,7 +67,7 @@ def test_fold_path_scores_each_point_on_the_validation_part():
     X, y = _data(seed=2)
     classes = np.array([0, 1])
     train, test = np.arange(80), np.arange(80, 120)
-    from structfs.model_selection import _LossScorer
+    from structfs.model_selection._scoring import _LossScorer
 
     scorer = _LossScorer(get_loss("f1"))
     scoring = PathScoring(classes, get_loss("f1"), scorer, Solver.default(max_outer=5), debias=False)
@@ -231,9 +231,8 @@ def test_default_grid_is_blind_to_the_features_scale():
 ])
 def test_bad_parameters_raise_before_any_fit(params, match, monkeypatch):
     X, y = _data(seed=11)
-    import structfs.model_selection as ms
 
-    monkeypatch.setattr(ms.Solver, "path", lambda *a, **k: pytest.fail("a fit started before the check"))
+    monkeypatch.setattr(Solver, "path", lambda *a, **k: pytest.fail("a fit started before the check"))
     with pytest.raises(ValueError, match=match):
         StructSVMCV(**params).fit(X, y)
 

@@ -2,14 +2,12 @@
 
 With a budget, feature generation adds one group of at most B features per outer iteration and solves
 the restricted problem again: the model after each group is a point on a sparsity path, obtained at
-the cost of one fit (``SolverResult.path``). So each (C, budget) cell of the grid costs one fit per
-fold, and every length of the path is scored on the fold's validation part without refitting. The
-chosen (C, budget, number of groups) is then fitted once on all the data.
+the cost of one fit (``Solver.path``). So each (C, budget) cell of the grid costs one fit per fold,
+and every length of the path is scored on the fold's validation part without refitting. The chosen
+(C, budget, number of groups) is then fitted once on all the data.
 """
 import numbers
-import time
 import warnings
-from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,34 +17,23 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from . import _defaults
-from ._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
-from .estimators import NO_FEATURES, LinearBinaryMixin, LinearModel, StructSVM
-from .metrics import MEASURES, StructScorer
-from .solvers import PathRefitter, Solver, penalty_for
-from .solvers.data import weights_in
+from .. import _defaults
+from .._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
+from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
+from ..solvers import Solver
+from ._grid import (
+    DEFAULT_C_PER_SAMPLE,
+    _check_budget,
+    check_grid,
+    data_bias,
+    default_budgets,
+    grid_unit,
+    squared_norms,
+)
+from ._path import Fold, PathScoring, _cut_at_best, _rows, fold_path
+from ._results import best_candidate, cv_results, grid_results
+from ._scoring import check_scoring
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "FALLBACK_LOSS", "budget_under_cap",
-           "default_budgets",
-           "best_threshold"]
-
-# Chosen on all dev sets together (docs/model_selection.md, "The C grid"). C is svm_perf's, whose loss
-# term is an average over the n examples (Delta in percent), so the same regularisation relative to a
-# sum of losses -- LinearSVC's C = 100 C / n -- needs C proportional to n: the default grid is C / n,
-# and a C chosen on folds of n_f examples is carried to the whole data as the same C / n.
-DEFAULT_C_PER_SAMPLE = (0.3, 1.0, 3.0, 10.0)
-# B = 5 is the path's step (B = 2 needs 2.5x the groups of B = 5 for the same features; given (2, 5) the
-# CV chose 5 in 6 of 8 R8 topics and most musk1 splits). But a path does not grow without end: the optimum
-# on the generated groups keeps a number of features set by B and C, and at B = 5 and small C that is
-# 10-35 on R8 topics, whatever the number of groups. So the grid
-# also holds a candidate that can reach any size: None (no budget; on SMS spam every sparse model was 4
-# F1 points below the full one), or under a cap k, where a budget is needed, B = k // MIN_PATH_POINTS
-# (see default_budgets; docs/model_selection.md, "The budget grid").
-DEFAULT_BUDGETS = (5, None)
-# Under a small cap a group of 5 leaves too short a path to choose on (max_features=10: two points).
-# The default budget is shrunk so that the path to the cap has at least this many points (see
-# budget_under_cap; measured on MIL with max_instances=10 and R8 with max_features=10).
-MIN_PATH_POINTS = 5
 # When every candidate is the zero model, or the refitted model is (the loss's structural optimum is w = 0:
 # F-measures on noisy, imbalanced data, or with few positives), the search is run again with this ranking
 # loss, scored by the same measure, each model's intercept moved to the best cut of the loss's measure on
@@ -54,298 +41,6 @@ MIN_PATH_POINTS = 5
 FALLBACK_LOSS = "auc"
 
 
-class _LossScorer:
-    """The loss's own measure (``loss.score``, percent, greater is better) as a scorer."""
-
-    def __init__(self, loss):
-        self.loss = loss
-
-    def __call__(self, estimator, X, y):
-        y_pm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
-        return self.loss.score(y_pm, estimator.decision_function(X))
-
-
-def check_scoring(scoring, loss):
-    """A scorer(estimator, X, y): None -> the loss's own measure; a structfs measure name; any
-    scikit-learn scorer name or callable. ValueError naming ``scoring`` otherwise."""
-    if scoring is None:
-        return _LossScorer(loss)
-    if callable(scoring):
-        return scoring
-    if isinstance(scoring, str):
-        if scoring in MEASURES:
-            return StructScorer(scoring)
-        from sklearn.metrics import get_scorer
-
-        try:
-            return get_scorer(scoring)
-        except ValueError:
-            raise ValueError(f"scoring={scoring!r} is unknown; use a structfs measure ({', '.join(MEASURES)}), "
-                             "a scikit-learn scorer name, a callable scorer(estimator, X, y), or None for the "
-                             "loss's own measure.") from None
-    raise ValueError(f"scoring must be None, a string or a callable scorer, got {scoring!r}.")
-
-
-def check_grid(values, name, check):
-    if values is None or isinstance(values, (str, bytes)) or not np.iterable(values):
-        raise ValueError(f"{name} must be a non-empty sequence, got {values!r}.")
-    values = list(values)
-    if not values:
-        raise ValueError(f"{name} is empty; give at least one value.")
-    return [check(v, name) for v in values]
-
-
-def budget_under_cap(budget, max_features):
-    """A default budget under the cap ``max_features``: at most max_features / MIN_PATH_POINTS (at least
-    1), so that feature generation reaches the cap in MIN_PATH_POINTS groups or more; unchanged
-    without a cap or for caps of 25 and more."""
-    if budget is None or max_features is None:
-        return budget
-    return max(1, min(budget, max_features // MIN_PATH_POINTS))
-
-
-def default_budgets(max_features):
-    """StructSVMCV's default budgets: ``DEFAULT_BUDGETS`` without a cap. Under a cap k each is shrunk
-    by :func:`budget_under_cap`, and None (no budget, which a cap excludes) becomes the largest group
-    that still leaves a path of MIN_PATH_POINTS points to the cap, k // MIN_PATH_POINTS: the candidate
-    whose path can reach the cap (k = 100: (5, 20); k = 25: (5,); k = 10: (2,))."""
-    if max_features is None:
-        return list(DEFAULT_BUDGETS)
-    shrunk = (budget_under_cap(max_features if b is None else b, max_features) for b in DEFAULT_BUDGETS)
-    return sorted(set(shrunk))
-
-
-def _check_budget(value, name):
-    return None if value is None else check_positive_int(value, name)
-
-
-def _rows(X, idx):
-    return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
-
-
-def squared_norms(X, columns=None):
-    """Squared norm of every row of X (over ``columns`` only, if given)."""
-    if columns is not None:
-        X = X[:, columns]
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1), dtype=float).ravel()
-    return np.einsum("ij,ij->i", X, X)
-
-
-def _mean_squared_norm(norms):
-    """The rows' mean squared norm (``norms``, one per row); data of norm zero count as norm one."""
-    mean = float(np.mean(norms))
-    return mean if mean > 0 else 1.0
-
-
-def grid_unit(norms):
-    """What the default grid's C / n is per with ``scale_C``: the number of rows over their mean squared
-    norm (``norms``, one per row) -- SVMlight's default C = 1 / mean(x'x), which makes the grid invariant
-    to a rescaling of the features."""
-    return len(norms) / _mean_squared_norm(norms)
-
-
-def data_bias(bias, norms):
-    """The bias feature's value with ``scale_C``: ``bias`` times the rows' root mean squared norm, the
-    constant feature on the scale of the others. With the grid's C / s this makes the whole problem
-    (and the model's predictions) invariant to a rescaling of X: it is the problem on X / RMS norm with
-    the constant feature ``bias``. A fixed bias of 1 beside rows of norm ~62 (raw pixels, s ~ 3,850)
-    regularises the intercept ~3,850 times more than the weights, and that cost F1 on raw data."""
-    return float(bias * np.sqrt(_mean_squared_norm(norms)))
-
-
-@dataclass(frozen=True)
-class Fold:
-    """One fold of a search: its training and validation rows, the features it may use (MIL: the
-    instances of its training bags; None: all) and the value of its bias feature."""
-
-    train: np.ndarray
-    test: np.ndarray
-    columns: np.ndarray = None
-    bias: float = 1.0
-
-
-@dataclass(frozen=True)
-class PathScoring:
-    """How every (fold, C, budget) path of a search is fitted and scored.
-
-    ``solver``: the settings of the fits. ``debias``: every point is refitted without budget on its
-    features at the same C (StructSVM's ``refit=C``), sharing cutting planes along the path.
-    ``n_iter_no_change``: stop a path once its validation score has not improved for that many
-    groups. ``threshold_loss``: each point's intercept is moved to the best cut of that loss's measure
-    on the fold's training scores (:func:`best_threshold`; the fallback's ranking models learn no
-    threshold), computed on the rows of ``cut_X`` (default X; MIL passes its embedding with each
-    training bag's own instances left out, whose scores are not inflated by a bag's similarity 1 to
-    itself).
-    """
-
-    classes: np.ndarray
-    loss: object
-    scorer: object
-    solver: Solver
-    debias: bool = True
-    n_iter_no_change: int = None
-    threshold_loss: object = None
-    cut_X: object = None
-
-
-def fold_path(X, y, fold, C, budget, scoring):
-    """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``.
-
-    Returns (scores, n_features, seconds, certified): one score and feature count per path point (a
-    single point without budget), and whether every solve of the task ended with its certificate
-    (False: one ran out of ``max_iter`` planes and its points were scored on an approximate
-    solution). The solves do not warn each: the search reports uncertified candidates once
-    (:meth:`StructSVMCV.refit_best`).
-    """
-    t0 = time.perf_counter()
-    classes, loss, solver = scoring.classes, scoring.loss, scoring.solver
-    X_tr, X_te = _rows(X, fold.train), _rows(X, fold.test)
-    X_cut = None
-    if scoring.cut_X is not None and scoring.threshold_loss is not None:
-        X_cut = _rows(scoring.cut_X, fold.train)
-    if fold.columns is not None:
-        X_tr, X_te = X_tr[:, fold.columns], X_te[:, fold.columns]
-        X_cut = None if X_cut is None else X_cut[:, fold.columns]
-    y_pm = np.where(y[fold.train] == classes[1], 1.0, -1.0)
-    loss.validate(y_pm)
-    m = X_tr.shape[1]
-    penalty = penalty_for(budget).restricted(m, solver.max_features)
-    # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
-    # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
-    ranking = replace(solver, tol=max(solver.tol, 0.1))
-    refitter = None
-    if scoring.debias and penalty.budget is not None:
-        refitter = PathRefitter(X_tr, y_pm, loss, C, fold.bias, ranking)
-    scores, n_features = [], []
-    path = (solver if penalty.budget is not None else ranking).path(X_tr, y_pm, loss, C, penalty, fold.bias)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
-        for cols, w, w_b in path:
-            if refitter is not None:   # the budget selects the features, the unbudgeted problem weighs them
-                cols, w, w_b = refitter.refit(cols[w != 0])
-            point = LinearModel.from_weights(weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float),
-                                                        m), fold.bias * w_b, classes)
-            if scoring.threshold_loss is not None:
-                _cut_at_best(point, scoring.threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
-            scores.append(scoring.scorer(point, X_te, y[fold.test]))
-            n_features.append(int(point.selected_features_.shape[0]))
-            patience = scoring.n_iter_no_change
-            if patience is not None and len(scores) - 1 - int(np.argmax(scores)) >= patience:
-                break
-    certified = path.certified() and (refitter is None or refitter.uncertified == 0)
-    return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
-
-
-def best_threshold(loss, y, s):
-    """The cut t maximising the contingency ``loss``'s measure of the labeling ``s - t > 0`` (labels
-    ``y`` in -1/+1): every cut between two distinct scores is tried (the loss's Delta on the tables of
-    all of them at once, O(n log n)); t is the midpoint of the gap, ties go to the fewest positives."""
-    order = np.argsort(-s, kind="stable")
-    ranked, positive = s[order], y[order] > 0
-    a = np.concatenate(([0], np.cumsum(positive)))              # cut after the k highest scores
-    b = np.arange(ranked.shape[0] + 1) - a
-    P, N = a[-1], b[-1]
-    mask = loss._feasible_mask(a, b, P, N)
-    delta = np.array(loss._delta_table(a, b, P - a, N - b, mask), dtype=float)
-    admissible = np.ones(a.shape[0], dtype=bool) if mask is None else mask.copy()
-    admissible[1:-1] &= ranked[:-1] > ranked[1:]                 # no cut inside a tie
-    if not admissible.any():
-        return 0.0
-    k = int(np.flatnonzero(admissible)[np.argmin(delta[admissible])])
-    above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
-    below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
-    return float((above + below) / 2.0)
-
-
-def _cut_at_best(model, loss, y, X):
-    """Move a fitted linear model's intercept so that it predicts positive above the best cut of the
-    contingency ``loss``'s measure on its own scores of X (labels ``y`` in -1/+1)."""
-    model.intercept_ = model.intercept_ - best_threshold(loss, y, model.decision_function(X))
-
-
-def grid_results(cells, outputs, n_folds):
-    """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
-
-    A fold whose path ended earlier (its generation converged) keeps its last point for longer paths.
-    ``certified``: every fold's fit of the candidate's cell ended with its certificate.
-    """
-    out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
-    for c, cell in enumerate(cells):
-        runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
-        length = max(r[0].shape[0] for r in runs)
-        for k in range(length):
-            out["C"].append(cell[0])
-            out["budget"].append(cell[1])
-            out["n_groups"].append(k + 1 if cell[1] is not None else None)
-            out["scores"].append([r[0][min(k, r[0].shape[0] - 1)] for r in runs])
-            out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
-            out["fit_time"].append(np.mean([r[2] for r in runs]))
-            out["certified"].append(all(r[3] for r in runs))
-    return out
-
-
-def path_smoothed_scores(table):
-    """Mean validation score of every candidate averaged with its neighbours on the same path.
-
-    Along one (sigma, C, budget) cell's path the candidates differ by one group each, and with few
-    validation positives their scores jitter from one length to the next: the best single point is
-    mostly the luckiest. Each score is averaged over a window of three path lengths (the ends repeat
-    their value), so a length is chosen where the path is good, not where it spiked. Replayed on the
-    dev sets (``python -m benchmarks.selection``) it gained 2.8 +- 1.5, 6.0 +- 2.5 and
-    0.8 +- 1.5 F1 on musk1, musk2 and elephant over the single best point, and cost 0.6 +- 0.8 on
-    birds and 0.3 +- 0.4 on R8 (within a standard error);
-    unbudgeted candidates (one point) are unchanged.
-    """
-    mean = np.mean(table["scores"], axis=1)
-    keys = list(zip(table.get("sigma", [None] * len(mean)), table["C"], table["budget"]))
-    smoothed = mean.copy()
-    start = 0
-    while start < len(mean):                  # grid_results lists each cell's path contiguously
-        stop = start + 1
-        while stop < len(mean) and keys[stop] == keys[start]:
-            stop += 1
-        path = mean[start:stop]
-        padded = np.concatenate((path[:1], path, path[-1:]))
-        smoothed[start:stop] = (padded[:-2] + padded[1:-1] + padded[2:]) / 3.0
-        start = stop
-    return smoothed
-
-
-def best_candidate(table):
-    """Index of the best path-smoothed mean score (:func:`path_smoothed_scores`); ties go to fewer
-    features, then to the smaller C."""
-    score = path_smoothed_scores(table)
-    order = np.lexsort((np.asarray(table["C"], dtype=float), np.asarray(table["n_features"]), -score))
-    return int(order[0])
-
-
-def cv_results(table):
-    """The table as scikit-learn's ``cv_results_`` (dict of arrays, one entry per candidate)."""
-    scores = np.asarray(table["scores"], dtype=float)
-    mean = scores.mean(axis=1)
-    smoothed = path_smoothed_scores(table)
-    results = {
-        "params": [dict(C=c, budget=b, n_groups=k) for c, b, k in zip(table["C"], table["budget"], table["n_groups"])],
-        "param_C": np.asarray(table["C"], dtype=float),
-        "param_budget": np.asarray(table["budget"], dtype=object),
-        "param_n_groups": np.asarray(table["n_groups"], dtype=object),
-        "mean_test_score": mean,
-        "std_test_score": scores.std(axis=1),
-        "smoothed_test_score": smoothed,
-        # the selection's order: by the path-smoothed score
-        "rank_test_score": (np.argsort(np.argsort(-smoothed, kind="stable"), kind="stable") + 1).astype(np.int32),
-        "mean_n_features": np.asarray(table["n_features"], dtype=float),
-        "mean_fit_time": np.asarray(table["fit_time"], dtype=float),
-        "certified": np.asarray(table["certified"], dtype=bool),
-    }
-    for f in range(scores.shape[1]):
-        results[f"split{f}_test_score"] = scores[:, f]
-    if "sigma" in table:                       # MILESClassifier's kernel width, chosen by the same CV
-        results["param_sigma"] = np.asarray(table["sigma"], dtype=float)
-        for params, sigma in zip(results["params"], table["sigma"]):
-            params["sigma"] = sigma
-    return results
 
 
 class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):

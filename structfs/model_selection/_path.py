@@ -1,0 +1,128 @@
+"""One (fold, C, budget) task of a search: a feature-generation path fitted on the training part and
+every point of it scored on the validation part."""
+import time
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from ..estimators import LinearModel
+from ..solvers import PathRefitter, Solver, penalty_for
+from ..solvers.data import weights_in
+
+
+def _rows(X, idx):
+    return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
+
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One fold of a search: its training and validation rows, the features it may use (MIL: the
+    instances of its training bags; None: all) and the value of its bias feature."""
+
+    train: np.ndarray
+    test: np.ndarray
+    columns: np.ndarray = None
+    bias: float = 1.0
+
+
+@dataclass(frozen=True)
+class PathScoring:
+    """How every (fold, C, budget) path of a search is fitted and scored.
+
+    ``solver``: the settings of the fits. ``debias``: every point is refitted without budget on its
+    features at the same C (StructSVM's ``refit=C``), sharing cutting planes along the path.
+    ``n_iter_no_change``: stop a path once its validation score has not improved for that many
+    groups. ``threshold_loss``: each point's intercept is moved to the best cut of that loss's measure
+    on the fold's training scores (:func:`best_threshold`; the fallback's ranking models learn no
+    threshold), computed on the rows of ``cut_X`` (default X; MIL passes its embedding with each
+    training bag's own instances left out, whose scores are not inflated by a bag's similarity 1 to
+    itself).
+    """
+
+    classes: np.ndarray
+    loss: object
+    scorer: object
+    solver: Solver
+    debias: bool = True
+    n_iter_no_change: int = None
+    threshold_loss: object = None
+    cut_X: object = None
+
+
+def fold_path(X, y, fold, C, budget, scoring):
+    """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``.
+
+    Returns (scores, n_features, seconds, certified): one score and feature count per path point (a
+    single point without budget), and whether every solve of the task ended with its certificate
+    (False: one ran out of ``max_iter`` planes and its points were scored on an approximate
+    solution). The solves do not warn each: the search reports uncertified candidates once
+    (:meth:`StructSVMCV.refit_best`).
+    """
+    t0 = time.perf_counter()
+    classes, loss, solver = scoring.classes, scoring.loss, scoring.solver
+    X_tr, X_te = _rows(X, fold.train), _rows(X, fold.test)
+    X_cut = None
+    if scoring.cut_X is not None and scoring.threshold_loss is not None:
+        X_cut = _rows(scoring.cut_X, fold.train)
+    if fold.columns is not None:
+        X_tr, X_te = X_tr[:, fold.columns], X_te[:, fold.columns]
+        X_cut = None if X_cut is None else X_cut[:, fold.columns]
+    y_pm = np.where(y[fold.train] == classes[1], 1.0, -1.0)
+    loss.validate(y_pm)
+    m = X_tr.shape[1]
+    penalty = penalty_for(budget).restricted(m, solver.max_features)
+    # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
+    # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
+    ranking = replace(solver, tol=max(solver.tol, 0.1))
+    refitter = None
+    if scoring.debias and penalty.budget is not None:
+        refitter = PathRefitter(X_tr, y_pm, loss, C, fold.bias, ranking)
+    scores, n_features = [], []
+    path = (solver if penalty.budget is not None else ranking).path(X_tr, y_pm, loss, C, penalty, fold.bias)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
+        for cols, w, w_b in path:
+            if refitter is not None:   # the budget selects the features, the unbudgeted problem weighs them
+                cols, w, w_b = refitter.refit(cols[w != 0])
+            point = LinearModel.from_weights(weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float),
+                                                        m), fold.bias * w_b, classes)
+            if scoring.threshold_loss is not None:
+                _cut_at_best(point, scoring.threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
+            scores.append(scoring.scorer(point, X_te, y[fold.test]))
+            n_features.append(int(point.selected_features_.shape[0]))
+            patience = scoring.n_iter_no_change
+            if patience is not None and len(scores) - 1 - int(np.argmax(scores)) >= patience:
+                break
+    certified = path.certified() and (refitter is None or refitter.uncertified == 0)
+    return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
+
+
+def best_threshold(loss, y, s):
+    """The cut t maximising the contingency ``loss``'s measure of the labeling ``s - t > 0`` (labels
+    ``y`` in -1/+1): every cut between two distinct scores is tried (the loss's Delta on the tables of
+    all of them at once, O(n log n)); t is the midpoint of the gap, ties go to the fewest positives."""
+    order = np.argsort(-s, kind="stable")
+    ranked, positive = s[order], y[order] > 0
+    a = np.concatenate(([0], np.cumsum(positive)))              # cut after the k highest scores
+    b = np.arange(ranked.shape[0] + 1) - a
+    P, N = a[-1], b[-1]
+    mask = loss._feasible_mask(a, b, P, N)
+    delta = np.array(loss._delta_table(a, b, P - a, N - b, mask), dtype=float)
+    admissible = np.ones(a.shape[0], dtype=bool) if mask is None else mask.copy()
+    admissible[1:-1] &= ranked[:-1] > ranked[1:]                 # no cut inside a tie
+    if not admissible.any():
+        return 0.0
+    k = int(np.flatnonzero(admissible)[np.argmin(delta[admissible])])
+    above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
+    below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
+    return float((above + below) / 2.0)
+
+
+def _cut_at_best(model, loss, y, X):
+    """Move a fitted linear model's intercept so that it predicts positive above the best cut of the
+    contingency ``loss``'s measure on its own scores of X (labels ``y`` in -1/+1)."""
+    model.intercept_ = model.intercept_ - best_threshold(loss, y, model.decision_function(X))
