@@ -213,6 +213,8 @@ def _build(cls, params, where="params."):
                                       **_field(loss, "params", "dict", where + "loss."))
         except (TypeError, OverflowError) as exc:
             raise ModelFileError(f"field {where}loss: {exc}") from None
+    if params.get("estimator") is not None and not isinstance(params["estimator"], dict):
+        raise ModelFileError(f"field {where}estimator must be null or a record of an estimator")
     if isinstance(params.get("estimator"), dict):
         nested = params["estimator"]
         if _field(nested, "class", "str", where + "estimator.") != "StructSVM":

@@ -16,13 +16,14 @@ maps a shard without reading or copying it, and the mapping is dropped after the
 so resident memory holds one shard at a time. zarr or HDF5 would add a dependency and chunk
 compression (CPU per pass) for no gain here: shards are written once and read sequentially.
 
-The manifest records every file's size and SHA-256; each shard's files are verified against it the
+The manifest records every file's size and SHA-256, and its own digest; each shard's files are verified against it the
 first time a matrix reads them and again whenever their modification time changes (their sizes on
 every pass), so a copy of the directory (``cp -r``,
 ``tar``, ``rsync``) stays valid while a shard that is missing, truncated or edited, or whose contents
 are out of range, is a ValueError naming it. A directory is written under a temporary name beside its
 destination and renamed into place when complete: a failed or interrupted write leaves nothing behind.
 """
+import hashlib
 import json
 import os
 import shutil
@@ -142,6 +143,7 @@ class ShardWriter:
                         n_samples=sum(s["n_rows"] for s in self.shards), dtype=self.dtype.name,
                         labels=sorted(self.labels), shards=self.shards,
                         columns=None if identity else _stamp(os.path.join(self.path, "columns.npy")))
+        manifest["digest"] = _digest(manifest)
         with open(os.path.join(self.path, MANIFEST), "w") as fh:
             json.dump(manifest, fh, indent=1)
             fh.flush()
@@ -440,7 +442,15 @@ def _checked_manifest(meta, where):
         bad("columns", "disagrees with n_columns and n_features")
     if meta["columns"] is not None and not _valid_stamp(meta["columns"]):
         bad("columns", "must give the size and sha256 of columns.npy")
+    if meta.get("digest") != _digest(meta):
+        bad("digest", "does not match the manifest's contents: it was edited after the directory was written")
     return meta
+
+
+def _digest(meta):
+    """SHA-256 of the manifest's other fields (canonical JSON): an edited manifest is refused."""
+    fields = {k: v for k, v in meta.items() if k != "digest"}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 def _count(value):

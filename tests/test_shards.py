@@ -134,9 +134,12 @@ def test_a_shard_changed_between_passes_is_named(tmp_path):
         shards.rmatvec(np.ones(shards.shape[0]))
 
 
-def _edit_manifest(path, edit):
+def _edit_manifest(path, edit, forge_digest=False):
     meta = json.loads((path / "manifest.json").read_text())
     edit(meta)
+    if forge_digest:
+        from structfs.shards import _digest
+        meta["digest"] = _digest(meta)
     (path / "manifest.json").write_text(json.dumps(meta))
 
 
@@ -165,7 +168,8 @@ def test_out_of_range_indices_are_named_on_first_read(tmp_path):
     os.utime(target, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     # a manifest rewritten to match (a checksum guards against accidents, not forgery): the arrays are
     # still checked
-    _edit_manifest(path, lambda m: m["shards"][0]["files"]["indices"].update(sha256=sha256_of_file(target)))
+    _edit_manifest(path, lambda m: m["shards"][0]["files"]["indices"].update(sha256=sha256_of_file(target)),
+                   forge_digest=True)
     shards = ShardedMatrix(path).compacted()
     with pytest.raises(ValueError, match="shard-00000.*inconsistent"):
         shards.rmatvec(np.ones(shards.shape[0]))
@@ -189,3 +193,10 @@ def test_a_failed_conversion_names_the_file_and_leaves_nothing_behind(tmp_path):
     with pytest.raises(ValueError, match="shard-00001.*c.svm.*labels"):
         svmlight_to_shards([good, other_labels], tmp_path / "d2")
     assert not (tmp_path / "d1").exists() and not (tmp_path / "d2").exists()
+
+
+def test_an_edited_manifest_is_refused(tmp_path):
+    path = _shards(tmp_path)
+    _edit_manifest(path, lambda m: m.update(n_features=m["n_features"] + 1))    # consistent, but not written so
+    with pytest.raises(ValueError, match="digest"):
+        ShardedMatrix(path)
