@@ -28,8 +28,6 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import GridSearchCV, StratifiedShuffleSplit
 from sklearn.svm import LinearSVC
 
-import structfs.mil
-import structfs.model_selection._search as model_selection  # the search reads its grid and path task here
 from benchmarks.mil import DATASETS, load_splits, miles_baseline, paired, set_name
 from structfs import StructSVM, StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
@@ -192,18 +190,8 @@ def main():
                         help="r8, sms: StructSVMCV's budgets ('none': no budget) instead of its default grid")
     parser.add_argument("--max-instances", type=int, default=None,
                         help="mil: (a) is MILESClassifier(max_instances=K), the hard cap outside checks also call")
-    parser.add_argument("--c-per-sample", type=float, nargs="+", default=None,
-                        help="replace StructSVMCV's default grid DEFAULT_C_PER_SAMPLE (C / n per unit squared norm; "
-                             "default (0.3, 1, 3, 10)) for the whole run, to measure another default")
-    parser.add_argument("--sigma-factors", type=float, nargs="+", default=None,
-                        help="mil: replace MILESClassifier's kernel widths SIGMA_FACTORS (multiples of the default "
-                             "width; default (0.5, 1, 2)) for the whole run, to measure another default")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
-    if args.c_per_sample is not None:
-        model_selection.DEFAULT_C_PER_SAMPLE = tuple(args.c_per_sample)
-    if args.sigma_factors is not None:
-        structfs.mil.SIGMA_FACTORS = tuple(args.sigma_factors)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         {"r8": run_r8, "sms": run_sms, "mil": run_mil}[args.what](args)

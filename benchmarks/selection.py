@@ -27,61 +27,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import StratifiedShuffleSplit
 
-import structfs.model_selection._search as model_selection  # the search reads its grid and path task here
 from benchmarks.cv import linear_baselines
 from benchmarks.mil import DATASETS, load_splits, miles_baseline
 from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MIL_BUDGETS, SIGMA_FACTORS, MILESEmbedding
-from structfs.model_selection import Fold, PathScoring, fold_path, grid_results, path_smoothed_scores
-
-
-class TableRecorder:
-    """Records the validation confusion table (TP, FP, FN, TN at the sign) of every path point that
-    ``StructSVMCV.search`` scores, per (fold, cell) task, so that ``analyze`` can replay rules that
-    pool the folds' tables (Forman & Scholz 2010) instead of averaging the folds' F1.
-
-    It wraps the search's ``fold_path`` (search runs its tasks in order with n_jobs=None) and the
-    default scorer (the loss's F1: ``loss.score`` of the decision values, so the recorded F1 are the
-    shipped ones bit for bit)."""
-
-    def __init__(self):
-        self.tasks = []
-
-    def __enter__(self):
-        self._fold_path = model_selection.fold_path
-
-        def recorded(X, y, fold, C, budget, scoring):
-            points = []
-            scorer = scoring.scorer
-
-            def counting(est, X_te, y_te):
-                s = est.decision_function(X_te)
-                pos, pred = np.asarray(y_te) == est.classes_[1], s > 0
-                points.append([int(np.sum(pos & pred)), int(np.sum(~pos & pred)), int(np.sum(pos & ~pred)),
-                               int(np.sum(~pos & ~pred))])
-                return scorer(est, X_te, y_te)
-
-            out = self._fold_path(X, y, fold, C, budget, replace(scoring, scorer=counting))
-            self.tasks.append(points)
-            return out
-
-        model_selection.fold_path = recorded
-        return self
-
-    def __exit__(self, *exc):
-        model_selection.fold_path = self._fold_path
-
-    def per_candidate(self, table, n_folds):
-        """Per candidate of ``table``, the folds' tables: the recorded paths go through grid_results in
-        place of the scores, so a fold whose path ended earlier keeps its last point exactly as there."""
-        outputs = [(np.array(points), np.zeros(len(points)), 0.0, True) for points in self.tasks]
-        cells = [(None, None)] * (len(self.tasks) // n_folds)
-        out = [[t.tolist() for t in folds] for folds in grid_results(cells, outputs, n_folds)["scores"]]
-        assert len(out) == len(table["C"]), (len(out), len(table["C"]))
-        self.tasks = []
-        return out
+from structfs.model_selection import Fold, PathScoring, fold_path, path_smoothed_scores
 
 
 def test_paths(cv, X, y, n_train, table):
@@ -99,8 +51,8 @@ def test_paths(cv, X, y, n_train, table):
     return out
 
 
-def rows_of(table, paths, sigma=None, tables=None):
-    """One record per candidate: fold scores (and the folds' confusion tables), mean features, and its
+def rows_of(table, paths, sigma=None):
+    """One record per candidate: fold scores, mean features, and its
     test score/features."""
     rows = []
     for i, (C, B, k) in enumerate(zip(table["C"], table["budget"], table["n_groups"])):
@@ -108,8 +60,6 @@ def rows_of(table, paths, sigma=None, tables=None):
         j = min((k or 1) - 1, len(scores) - 1)
         rows.append(dict(sigma=sigma, C=C, budget=B, n_groups=k, folds=list(map(float, table["scores"][i])),
                          n_features=float(table["n_features"][i]), test=scores[j], test_features=n_feat[j]))
-        if tables is not None:
-            rows[-1]["tables"] = tables[i]
     return rows
 
 
@@ -132,11 +82,9 @@ def collect_mil(args, out):
             rows = []
             for factor in args.sigma_factors or SIGMA_FACTORS:
                 sigma = emb.sigma_ * factor
-                with TableRecorder() as recorder:
-                    table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns)
-                tables = recorder.per_candidate(table, len(folds))
+                table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns)
                 paths = test_paths(cv, np.exp(-D_all / (2 * sigma ** 2)), y_all, len(tr), table)
-                rows += rows_of(table, paths, factor, tables)
+                rows += rows_of(table, paths, factor)
             rec = dict(kind="mil", data=name, split=split, baselines={"MILES+L1": base}, rows=rows,
                        seconds=time.perf_counter() - t0)
             out.write(json.dumps(rec) + "\n")
@@ -153,11 +101,9 @@ def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
     cv = StructSVMCV(loss="f1", **cv_params)
     classes = np.unique(ytr)
     folds = cv._folds(Xtr, ytr)
-    with TableRecorder() as recorder:
-        table = cv.search(Xtr, ytr, classes, folds)
-    tables = recorder.per_candidate(table, len(folds))
+    table = cv.search(Xtr, ytr, classes, folds)
     paths = test_paths(cv, sp.vstack([Xtr, Xte]).tocsr(), np.concatenate([ytr, yte]), Xtr.shape[0], table)
-    rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths, tables=tables),
+    rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths),
                seconds=time.perf_counter() - t0, **key)
     out.write(json.dumps(rec) + "\n")
     out.flush()
@@ -354,26 +300,6 @@ def rule_smooth_over_C(rows):
     return _argmax(rows, score)
 
 
-def _pooled(rows):
-    """F1 of the folds' confusion tables summed (Forman & Scholz 2010: with few positives per fold the
-    mean of the folds' F1 is biased and noisy; the pooled table counts every validation example once)."""
-    a, b, c = (np.array([sum(t[j] for t in r["tables"]) for r in rows], dtype=float) for j in range(3))
-    return np.divide(200.0 * a, 2.0 * a + b + c, out=np.zeros_like(a), where=a > 0)
-
-
-def rule_pooled_max(rows):
-    if "tables" not in rows[0]:
-        return None                                      # records collected before tables were kept
-    return _argmax(rows, _pooled(rows))
-
-
-def rule_pooled_smooth(rows):
-    """The shipped path smoothing applied to the pooled F1 instead of the mean of the folds' F1."""
-    if "tables" not in rows[0]:
-        return None
-    return _argmax(rows, _shipped_scores(rows, [[p] for p in _pooled(rows)]))
-
-
 def _merged(include, with_default=True):
     """The shipped rule on the default grid's rows (unless ``with_default`` is False) and the rows of
     merged records (analyze file2 ..., "extra") for which ``include(row, lowest C, highest C)`` holds,
@@ -411,8 +337,6 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth, n_iter_no_change=5": _early_stop(5),
          "smooth, n_iter_no_change=4": _early_stop(4), "smooth, n_iter_no_change=3": _early_stop(3),
          "smooth, n_iter_no_change=2": _early_stop(2), "smooth over path and C (3 x 3)": rule_smooth_over_C,
-         # the folds' confusion tables pooled (records with "tables")
-         "pooled F1, max": rule_pooled_max, "pooled F1, smooth path": rule_pooled_smooth,
          # featureless path points (rare positives: the first groups' restricted
          # optimum is the zero model) left out of the choice and of their neighbours' smoothing
          "smooth, featureless points dropped": _without(lambda r: r["n_features"] == 0)}
@@ -544,17 +468,12 @@ def main():
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--out", default=None, help="collect: output file (default /tmp/sel_<what>.jsonl)")
     parser.add_argument("--budgets", type=int, nargs="+", default=None,
-                        help="collect mil: the budgets instead of MILESClassifier's (records merge as for "
-                             "--c-per-sample)")
+                        help="collect mil: the budgets instead of MILESClassifier's (records of other budgets for "
+                             "the same problems merge in analyze)")
     parser.add_argument("--sigma-factors", type=float, nargs="+", default=None,
                         help="collect mil: the kernel widths (multiples of the default) instead of "
-                             "MILESClassifier's SIGMA_FACTORS (records merge as for --c-per-sample)")
+                             "MILESClassifier's SIGMA_FACTORS (records merge in analyze)")
     parser.add_argument("--cv", type=int, default=3, help="collect: inner folds (StructSVMCV's cv; default 3)")
-    parser.add_argument("--c-per-sample", type=float, nargs="+", default=None,
-                        help="collect: the C / n grid instead of StructSVMCV's default (cells are independent, "
-                             "so records of other C / n values for the same problems merge: analyze joins "
-                             "the rows of every file for the same problem, marking those of files other "
-                             "than the first as 'extra')")
     parser.add_argument("--n-iter-no-change", type=lambda v: None if v == "none" else int(v), default=5,
                         help="collect: StructSVMCV's n_iter_no_change (default 5, the shipped one; 'none': every "
                              "fold path runs to max_outer, so analyze can emulate any early stop by truncation)")
@@ -568,8 +487,6 @@ def main():
         return compare(*args.what)
     if args.command == "early-stops":
         return early_stops(args.what)
-    if args.c_per_sample:
-        model_selection.DEFAULT_C_PER_SAMPLE = tuple(args.c_per_sample)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for what in args.what:
