@@ -1,4 +1,5 @@
-"""Performance measures on decision scores, in percent, and scikit-learn scorers for them.
+"""Performance measures on decision scores, in percent (as svm_perf reports them), and scikit-learn
+scorers for them on scikit-learn's 0-1 scale.
 
 All measures take true labels (``{-1,+1}``, ``{0,1}`` or bool) and real-valued decision scores:
 
@@ -222,7 +223,9 @@ _GREATER_IS_BETTER = {"error": False}
 
 
 class StructScorer:
-    """A scikit-learn scorer ``scorer(estimator, X, y)`` for a structfs measure.
+    """A scikit-learn scorer ``scorer(estimator, X, y)`` for a structfs measure, on scikit-learn's 0-1
+    scale (the measure functions above return percent; a scorer returns that / 100), so it mixes with
+    scikit-learn's own scorers in ``GridSearchCV(scoring={...})`` or ``cross_validate``.
 
     It maps ``y`` to -1/+1 with the estimator's ``classes_[1]`` as the positive class and scores
     ``estimator.decision_function(X)``, so it works with any binary linear classifier. The error
@@ -243,7 +246,7 @@ class StructScorer:
         else:
             y_pm = check_binary_labels(y)
         scores = np.asarray(estimator.decision_function(X), dtype=np.float64).ravel()
-        value = MEASURES[self.measure](y_pm, scores, **self.params)
+        value = MEASURES[self.measure](y_pm, scores, **self.params) / 100.0
         return value if _GREATER_IS_BETTER.get(self.measure, True) else -value
 
     def __repr__(self):
@@ -252,5 +255,6 @@ class StructScorer:
 
 
 def get_scorer(measure, **params):
-    """Scorer for ``GridSearchCV(scoring=get_scorer("f1"))``; measures as in :data:`MEASURES`."""
+    """Scorer for ``GridSearchCV(scoring=get_scorer("f1"))`` on the 0-1 scale; measures as in
+    :data:`MEASURES`."""
     return StructScorer(measure, **params)

@@ -218,6 +218,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    sigma_ : float, the kernel width used (chosen by the inner cross-validation, or the one given)
     embedding_ : MILESEmbedding with the chosen ``sigma_``
     estimator_ : the fitted classifier on the embedding (its ``cv_results_`` include ``param_sigma``)
     selected_instances_ : (k, 2) int array: pool index of each selected training instance
@@ -304,7 +305,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
                 weights = np.abs(est.coef_[0])
                 self.columns_ = np.sort(np.argsort(-weights, kind="stable")[:self.max_instances])
                 est = clone(est).fit(Z[:, self.columns_], y)
-        embedding.sigma_ = sigma
+        embedding.sigma_ = self.sigma_ = sigma
         self.embedding_ = embedding
         self.estimator_ = est
         self.classes_ = est.classes_

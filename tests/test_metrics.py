@@ -66,8 +66,8 @@ def test_scorers_follow_the_estimators_positive_class_and_negate_the_error():
     est = StructSVM(C=10.0).fit(X, y)
     s = est.decision_function(X)
     y_pm = np.where(y == est.classes_[1], 1, -1)
-    assert get_scorer("f1")(est, X, y) == pytest.approx(f1(y_pm, s))
-    assert get_scorer("error")(est, X, y) == pytest.approx(-error_rate(y_pm, s))
+    assert get_scorer("f1")(est, X, y) == pytest.approx(f1(y_pm, s) / 100)          # scikit-learn's 0-1 scale
+    assert get_scorer("error")(est, X, y) == pytest.approx(-error_rate(y_pm, s) / 100)
     assert set(MEASURES) >= {"f1", "fbeta", "accuracy", "error", "prec@k", "rec@k", "prbep", "auc", "ap", "pauc"}
 
 

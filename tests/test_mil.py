@@ -214,3 +214,10 @@ def test_the_search_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zer
     cuts = np.unique(s)
     best = max(f1(y_pm, s - t) for t in np.concatenate(((cuts[1:] + cuts[:-1]) / 2, [cuts[0] - 1])))
     assert f1(y_pm, s) == pytest.approx(best)
+
+
+def test_the_kernel_width_used_is_sigma_():
+    rng = np.random.default_rng(7)
+    bags, y = _bags(rng)
+    clf = MILESClassifier(sigma=1.5, estimator=StructSVM(C=10.0)).fit(bags, y)
+    assert clf.sigma_ == clf.embedding_.sigma_ == 1.5

@@ -76,7 +76,7 @@ def test_fold_path_scores_each_point_on_the_validation_part():
     points = list(Solver.default(max_outer=5).path(X[train], y_pm, get_loss("f1"), 100.0, BSupport(2), 1.0))
     assert certified and len(scores) == len(points)
     for score, (cols, w, w_b) in zip(scores, points):       # every point as generated, the last unpolished
-        assert score == pytest.approx(f1(y[test], X[test][:, cols] @ w + w_b))
+        assert score == pytest.approx(f1(y[test], X[test][:, cols] @ w + w_b) / 100)
 
 
 def test_without_polish_the_path_is_the_same_but_its_last_point_and_costs_fewer_planes():
@@ -418,3 +418,11 @@ def test_a_refitted_zero_model_falls_back_to_the_ranking_loss():
     s, y_pm = cv.decision_function(X), np.where(y == 1, 1.0, -1.0)
     cuts = np.unique(s)
     assert f1(y_pm, s) == pytest.approx(max(f1(y_pm, s - t) for t in (cuts[1:] + cuts[:-1]) / 2))
+
+
+def test_score_uses_the_search_measure_on_the_0_1_scale():
+    X, y = _data(seed=3)
+    cv = StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3).fit(X, y)
+    assert cv.score(X, y) == pytest.approx(f1(y, cv.decision_function(X)) / 100)
+    by_accuracy = StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3, scoring="accuracy").fit(X, y)
+    assert by_accuracy.score(X, y) == pytest.approx(np.mean(by_accuracy.predict(X) == y))

@@ -193,8 +193,8 @@ def test_scorers_and_measures():
     y = (X[:, 0] + 0.3 * rng.normal(size=80) > 0.8).astype(int)
     est = StructSVM(loss="ap", C=10.0).fit(X, y)
     s = est.decision_function(X)
-    assert get_scorer("ap")(est, X, y) == pytest.approx(100 * average_precision_score(y, s))
-    assert get_scorer("pauc", beta=0.2)(est, X, y) == pytest.approx(partial_auc(y, s, 0.2))
+    assert get_scorer("ap")(est, X, y) == pytest.approx(average_precision_score(y, s))
+    assert get_scorer("pauc", beta=0.2)(est, X, y) == pytest.approx(partial_auc(y, s, 0.2) / 100)
 
 
 @pytest.mark.parametrize("name,params", [("ap", {}), ("pauc", {"beta": 0.2})])
@@ -222,7 +222,7 @@ def test_one_vs_rest_mil_and_model_selection_take_the_retrieval_losses():
     y = (y3 == 0).astype(int)
     cv = StructSVMCV(loss="ap", Cs=[30.0, 300.0], budgets=[2], max_outer=3).fit(X, y)
     assert cv.best_score_ == pytest.approx(cv.cv_results_["mean_test_score"][cv.best_index_])
-    assert 0 < cv.best_score_ <= 100                        # scored by AP, the loss's own measure
+    assert 0 < cv.best_score_ <= 1                          # scored by AP, the loss's own measure, 0-1
     bags = [rng.normal(size=(3, 2)) + (2.0 if i % 3 == 0 else 0.0) for i in range(30)]
     labels = np.array([1 if i % 3 == 0 else 0 for i in range(30)])
     mil = MILESClassifier(estimator=StructSVM(loss="ap", C=30.0, budget=2, max_outer=2)).fit(bags, labels)

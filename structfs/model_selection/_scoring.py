@@ -5,14 +5,15 @@ from ..metrics import MEASURES, StructScorer
 
 
 class _LossScorer:
-    """The loss's own measure (``loss.score``, percent, greater is better) as a scorer."""
+    """The loss's own measure as a scorer on scikit-learn's 0-1 scale (``loss.score`` / 100; greater is
+    better)."""
 
     def __init__(self, loss):
         self.loss = loss
 
     def __call__(self, estimator, X, y):
         y_pm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
-        return self.loss.score(y_pm, estimator.decision_function(X))
+        return self.loss.score(y_pm, estimator.decision_function(X)) / 100.0
 
 
 def check_scoring(scoring, loss):

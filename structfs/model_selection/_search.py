@@ -86,8 +86,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=3
         As scikit-learn's ``check_cv`` for classifiers: an int is a StratifiedKFold (no shuffling).
     scoring : str, callable or None, default=None
-        None: the loss's own measure (F1 for "f1", accuracy for "error", ...); a structfs measure
-        name, a scikit-learn scorer name, or a callable ``scorer(estimator, X, y)``.
+        None: the loss's own measure (F1 for "f1", accuracy for "error", ...) on scikit-learn's 0-1
+        scale; a structfs measure name, a scikit-learn scorer name, or a callable
+        ``scorer(estimator, X, y)``. :meth:`score` uses it too.
     max_features : int or None, default=None
         Hard cap on the selected features of every candidate (StructSVM's ``max_features``); needs
         budgets (None is then not allowed among them).
@@ -113,7 +114,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     ----------
     C_, budget_, n_groups_ : the chosen candidate (``n_groups_`` None without a budget)
     bias_ : float, the refitted model's bias feature (``bias``, times the rows' RMS norm with ``scale_C``)
-    best_score_ : float, its mean validation score (unsmoothed)
+    best_score_ : float, its mean validation score (unsmoothed; 0-1 for the structfs measures)
     cv_results_ : dict of arrays, one entry per (C, budget, n_groups) candidate, like GridSearchCV's
         (``params``, ``mean_test_score``, ``std_test_score``, ``smoothed_test_score``, ``rank_test_score``
         -- the order of the smoothed score, which the choice follows --, ``splitK_test_score``,
@@ -301,6 +302,17 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         table = search(fallback, threshold_loss)
         cut_X = None if cut_data is None or threshold_loss is None else cut_data(table)
         return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X)
+
+    def score(self, X, y):
+        """The search's measure (``scoring``; default: the loss's own, e.g. F1 for "f1") of the refitted
+        model on X, y, on scikit-learn's 0-1 scale -- as ``LogisticRegressionCV.score`` uses its
+        ``scoring``."""
+        from sklearn.utils.validation import check_is_fitted
+
+        from ..losses import get_loss
+
+        check_is_fitted(self)
+        return check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})))(self, X, y)
 
     def refit_best(self, X, y, table, threshold_loss=None, cut_X=None):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y
