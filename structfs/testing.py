@@ -3,7 +3,8 @@
 A structural SVM is only as right as its oracle: an oracle that misses the most violated output
 makes the cutting-plane method stop early with a wrong certificate, silently. ``check_loss(loss)``
 enumerates every output on small random problems and reports where an oracle misses the maximum of
-H = Delta - coef . s, returns a delta that is not the loss of its own output, or where the loss does
+H = Delta - coef . s, returns a delta that is not the loss of its own output, where a contingency
+loss charges the true labeling (Delta(y, y) != 0) or leaves 0..100 percent, or where the loss does
 not pickle.
 
 Contingency-table losses (``loss.is_contingency``) are enumerated over all labelings, respecting
@@ -48,6 +49,21 @@ def _contingency_outputs(loss, y):
         if loss.feasible is not None and not bool(np.asarray(loss.feasible(a, b, P, N))):
             continue
         yield (50.0 / n) * (y - y_bar), loss.delta(y, y_bar)
+
+
+def _check_delta(loss, y):
+    """Failure messages for Delta itself on labels ``y``: Delta(y, y) = 0 (the true labeling costs
+    nothing) where y has both classes (with one class a measure such as F1 is 0 by convention), and
+    0 <= Delta <= 100 (percent) on every admissible labeling."""
+    out = []
+    own = float(loss.delta(y, y))
+    if own != 0.0 and (y > 0).any() and (y < 0).any():
+        out.append(f"Delta(y, y) = {own:.10g} for the true labeling; it must be 0")
+    for _, delta in _contingency_outputs(loss, y):
+        if not 0.0 <= float(delta) <= 100.0:
+            out.append(f"Delta = {float(delta):.10g} on an admissible labeling; it must lie in 0..100 (percent)")
+            break
+    return out
 
 
 def _check_case(loss, y, s, tol):
@@ -101,9 +117,19 @@ def check_loss(loss, sizes=(1, 2, 3, 4, 6, 8), seed=0, tol=1e-9):
                 loss.validate(y)
             except ValueError:
                 continue
+            if loss.is_contingency:
+                try:
+                    problems = _check_delta(loss, y)
+                except ValueError as exc:       # fn undefined or negative somewhere: the message names where
+                    problems = [str(exc)]
+                failures += [f"n={n}, y={y.tolist()}: {message}" for message in problems]
             for s in _scores(rng, n):
                 checked += 1
-                for message in _check_case(loss, y, s, tol):
+                try:
+                    messages = _check_case(loss, y, s, tol)
+                except ValueError as exc:       # e.g. fn undefined on a table: the message names it
+                    messages = [str(exc)]
+                for message in messages:
                     failures.append(f"n={n}, y={y.tolist()}, s={np.round(s, 6).tolist()}: {message}")
                 if checked == 1:
                     a, b = loss.oracle(y, s), clone.oracle(y, s)

@@ -373,3 +373,28 @@ def test_fbeta_oracle_skips_only_negatives_that_cannot_be_labelled_positive():
         coef, delta = loss.oracle(y, s)
         ref_coef, ref_delta = loss._oracle_reference(y, s)
         assert np.array_equal(coef, ref_coef) and delta == ref_delta
+
+
+def _constant_five(a, b, c, d):
+    return 5.0 + 0 * a
+
+
+def _undefined_at_one_true_positive(a, b, c, d):
+    return np.where(a == 1, np.nan, 0.0) + 100.0 * (b + c) / np.maximum(a + b + c + d, 1)
+
+
+def test_check_loss_refuses_a_loss_that_charges_the_true_labeling():
+    from structfs.testing import check_loss
+
+    with pytest.raises(AssertionError, match=r"Delta\(y, y\) = 5 for the true labeling"):
+        check_loss(ContingencyLoss(_constant_five))
+
+
+def test_an_undefined_delta_names_its_contingency_table():
+    from structfs.testing import check_loss
+
+    loss = ContingencyLoss(_undefined_at_one_true_positive)
+    with pytest.raises(ValueError, match=r"fn\(1, 0, 0, 0\) .* returned NaN"):
+        loss.delta(np.array([1.0, -1.0]), np.array([1.0, -1.0]))
+    with pytest.raises(AssertionError, match=r"fn\(1, "):
+        check_loss(loss)

@@ -195,13 +195,15 @@ class ContingencyLoss(Loss):
         except (TypeError, ValueError):
             # fn written for scalars only (e.g. uses `if`): evaluate it element by element.
             out = np.vectorize(self.fn, otypes=[np.float64])(a, b, c, d)
-        checked = out if mask is None else out[mask]
-        if np.isnan(checked).any():
-            raise ValueError("fn returned NaN; the loss function must be defined on every contingency table.")
-        if np.isinf(checked).any():
-            raise ValueError("fn returned an infinite value; Delta must be finite (percent, e.g. 0..100).")
-        if (checked < 0).any():
-            raise ValueError("fn returned a negative value; Delta must be >= 0 (percent).")
+        valid = np.ones(out.shape, dtype=bool) if mask is None else np.broadcast_to(mask, out.shape)
+        for bad, what in ((np.isnan(out), "NaN; the loss function must be defined on every contingency table"),
+                          (np.isinf(out), "an infinite value; Delta must be finite (percent, e.g. 0..100)"),
+                          (out < 0, "a negative value; Delta must be >= 0 (percent)")):
+            where = np.argwhere(bad & valid)
+            if where.size:
+                at = tuple(where[0])
+                table = tuple(int(np.broadcast_to(v, out.shape)[at]) for v in (a, b, c, d))
+                raise ValueError(f"fn{table} (a, b, c, d = TP, FP, FN, TN) returned {what}.")
         return out
 
     def delta(self, y, y_bar):
