@@ -199,9 +199,9 @@ class ContingencyLoss(Loss):
         for bad, what in ((np.isnan(out), "NaN; the loss function must be defined on every contingency table"),
                           (np.isinf(out), "an infinite value; Delta must be finite (percent, e.g. 0..100)"),
                           (out < 0, "a negative value; Delta must be >= 0 (percent)")):
-            where = np.argwhere(bad & valid)
+            where = np.flatnonzero(np.ravel(bad & valid))
             if where.size:
-                at = tuple(where[0])
+                at = np.unravel_index(where[0], out.shape)
                 table = tuple(int(np.broadcast_to(v, out.shape)[at]) for v in (a, b, c, d))
                 raise ValueError(f"fn{table} (a, b, c, d = TP, FP, FN, TN) returned {what}.")
         return out
