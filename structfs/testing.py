@@ -56,9 +56,12 @@ def _check_delta(loss, y):
     nothing) where y has both classes (with one class a measure such as F1 is 0 by convention), and
     0 <= Delta <= 100 (percent) on every admissible labeling."""
     out = []
-    own = float(loss.delta(y, y))
-    if own != 0.0 and (y > 0).any() and (y < 0).any():
-        out.append(f"Delta(y, y) = {own:.10g} for the true labeling; it must be 0")
+    P, N = int((y > 0).sum()), int((y < 0).sum())
+    admissible = loss.feasible is None or bool(np.asarray(loss.feasible(P, 0, P, N)))
+    if P and N and admissible:
+        own = float(loss.delta(y, y))
+        if own != 0.0:
+            out.append(f"Delta(y, y) = {own:.10g} for the true labeling; it must be 0")
     for _, delta in _contingency_outputs(loss, y):
         if not 0.0 <= float(delta) <= 100.0:
             out.append(f"Delta = {float(delta):.10g} on an admissible labeling; it must lie in 0..100 (percent)")

@@ -394,7 +394,7 @@ def test_an_undefined_delta_names_its_contingency_table():
     from structfs.testing import check_loss
 
     loss = ContingencyLoss(_undefined_at_one_true_positive)
-    with pytest.raises(ValueError, match=r"fn\(1, 0, 0, 0\) .* returned NaN"):
+    with pytest.raises(ValueError, match=r"fn\(1, 0, 0, 1\) .* returned NaN"):
         loss.delta(np.array([1.0, -1.0]), np.array([1.0, -1.0]))
     with pytest.raises(AssertionError, match=r"fn\(1, "):
         check_loss(loss)
