@@ -75,6 +75,8 @@ class LinearBinaryMixin:
         return tags
 
     def decision_function(self, X):
+        """Decision values ``X @ coef_[0] + intercept_[0]`` (n_samples,); X dense, scipy.sparse, a
+        shard directory's matrix or row blocks on a cluster."""
         check_is_fitted(self)
         X = _row_blocks_of_dask(X)
         if is_row_blocks(X):              # data on disk or on a cluster: one pass over its blocks
@@ -102,6 +104,16 @@ class LinearBinaryMixin:
         return self
 
     def predict(self, X):
+        """``classes_[1]`` where the decision value is > 0, else ``classes_[0]``.
+
+        The contingency losses ("f1", "fbeta", "error", ...) learn this threshold: their optimum is
+        the labelling by its sign. The ranking losses ("auc", "ap", "pauc", and "prec@k", "rec@k",
+        "prbep", which rank the top k) learn an order only, so 0 is an arbitrary cut for them: use
+        ``decision_function``, or move the cut with
+        ``structfs.model_selection.best_threshold(get_loss("f1"), y, scores)`` on held-out scores (or
+        scikit-learn's ``TunedThresholdClassifierCV``). There is no ``predict_proba``: the scores are
+        margins, not probabilities (wrap the model in ``CalibratedClassifierCV`` for those).
+        """
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
 
@@ -201,6 +213,17 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "max_features", "stall" (``outer_tol``) or "max_iter"; "" without a budget
     history_ : list of dict, one record per plane (outer, iteration, objective, lower_bound, gap,
         planes, features, seconds)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from structfs import StructSVM
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> svm = StructSVM(loss="f1", C=100.0, budget=2, max_outer=3).fit(X, y)
+    >>> len(svm.selected_features_) <= 6, svm.stop_      # at most 3 groups of 2 features
+    (True, 'max_outer')
     """
 
     def __init__(self, loss="f1", C=_defaults.C, budget=None, bias=_defaults.BIAS, loss_params=None,

@@ -80,6 +80,14 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
         seeded sample of at most 2,000), i.e. about the feature dimension d for standardised data.
     standardize : bool, default=True
         Standardise features with the mean and standard deviation of the training instances.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.mil import MILESEmbedding
+    >>> bags = [np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([[2.0, 2.0]])]
+    >>> MILESEmbedding(sigma=1.0).fit(bags).transform(bags).shape    # one column per training instance
+    (2, 3)
     """
 
     def __init__(self, sigma=None, standardize=True):
@@ -135,7 +143,13 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
         return np.maximum(out, 0.0)
 
     def transform(self, bags):
+        """(n_bags, n_pool) similarities of each bag to every training instance."""
         return np.exp(-self.min_sq_distances(bags) / (2.0 * self.sigma_ ** 2))
+
+    def get_feature_names_out(self, input_features=None):
+        """One name per training instance, ``instance{k}`` (k its index in ``pool_``)."""
+        check_is_fitted(self)
+        return np.asarray([f"instance{k}" for k in range(self.pool_.shape[0])], dtype=object)
 
     def leave_own_out(self, D):
         """``D`` = ``min_sq_distances`` of the training bags (in ``fit``'s order) with each bag's entries
@@ -224,6 +238,17 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     selected_instances_ : (k, 2) int array: pool index of each selected training instance
         (``embedding_.pool_``) and the training bag it came from
     classes_ : the two bag classes, ``classes_[1]`` positive
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.mil import MILESClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.arange(20) % 2                     # a positive bag holds one shifted instance
+    >>> bags = [np.vstack([rng.normal(size=(3, 2)), rng.normal(size=(1, 2)) + 3 * label]) for label in y]
+    >>> clf = MILESClassifier().fit(bags, y)
+    >>> clf.predict(bags[:4]).tolist(), clf.sigma_ > 0
+    ([0, 1, 0, 1], True)
     """
 
     def __init__(self, estimator=None, loss=None, sigma=None, standardize=True, max_instances=None):

@@ -129,6 +129,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         warns and runs again with that ranking loss, scored by the same measure, and since a ranking
         loss learns no threshold, every model's ``intercept_`` is moved to the best cut of ``loss``'s
         measure on its training scores (:func:`best_threshold`)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from structfs import StructSVMCV
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(), StructSVMCV(loss="f1", max_features=10)).fit(X, y)
+    >>> search = clf[-1]
+    >>> len(search.selected_features_) <= 10, 0.0 <= search.best_score_ <= 1.0
+    (True, True)
     """
 
     def __init__(self, loss="f1", Cs=None, scale_C=True, budgets=None, cv=3, scoring=None, max_features=None,
