@@ -264,7 +264,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             if self.budget is None:
                 raise ValueError("max_features needs a budget: set budget=B (budget=1 selects features one "
                                  "at a time, like an L1 penalty), or leave max_features=None.")
-        check_positive_int(self.verbose, "verbose", low=0)
+        if not isinstance(self.verbose, (bool, np.bool_)):
+            check_positive_int(self.verbose, "verbose", low=0)
         if self.master_solver not in ("ipm", "ecos"):
             raise ValueError(f"master_solver must be 'ipm' or 'ecos', got {self.master_solver!r}.")
         return loss, C, bias, tol

@@ -426,3 +426,16 @@ def test_score_uses_the_search_measure_on_the_0_1_scale():
     assert cv.score(X, y) == pytest.approx(f1(y, cv.decision_function(X)) / 100)
     by_accuracy = StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3, scoring="accuracy").fit(X, y)
     assert by_accuracy.score(X, y) == pytest.approx(np.mean(by_accuracy.predict(X) == y))
+
+
+def test_the_search_shows_its_progress_and_checks_verbose_and_n_jobs(capsys):
+    X, y = _data(seed=3)
+    StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3, verbose=2).fit(X, y)
+    err = capsys.readouterr().err
+    assert "StructSVMCV fold paths" in err and "3/3" in err and err.count("[structfs] fold ") == 3
+    StructSVMCV(Cs=[100.0], budgets=[3], max_outer=3).fit(X, y)
+    assert "fold paths" not in capsys.readouterr().err                    # silent at verbose=0
+    for bad, name in ((dict(verbose=-1), "verbose"), (dict(verbose=1.5), "verbose"), (dict(n_jobs=0), "n_jobs"),
+                      (dict(n_jobs=2.0), "n_jobs")):
+        with pytest.raises(ValueError, match=name):
+            StructSVMCV(**bad).fit(X, y)

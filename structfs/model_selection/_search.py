@@ -108,7 +108,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         svm_perf's default precision (``tol`` 0.1, or ``tol`` if coarser), the final model to ``tol``.
     n_jobs : int or None, default=None
         (fold, C, budget) fits run in parallel through joblib.
-    verbose : int, default=0
+    verbose : int or bool, default=0
+        1: a progress bar of the search (fold paths done of all, elapsed, remaining; tqdm, in a terminal
+        or a notebook) and the refitted model's summary; 2: also a line per fold path. 0: silent.
 
     Attributes
     ----------
@@ -190,6 +192,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         scorer = check_scoring(self.scoring, loss)
         if self._n_folds() is not None and self._n_folds() < 2:
             raise ValueError(f"cv must be at least 2 folds, got {self.cv}.")
+        if not isinstance(self.verbose, (bool, np.bool_)):
+            check_positive_int(self.verbose, "verbose", low=0)
+        if self.n_jobs is not None and (isinstance(self.n_jobs, (bool, np.bool_))
+                                        or not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be None or a nonzero integer (-1: every core), got {self.n_jobs!r}.")
         solver = Solver(tol=tol, max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
                         master_solver=self.master_solver)
         return loss, Cs, budgets, scorer, solver, bias
@@ -236,9 +243,31 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         scoring = PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss,
                               cut_X)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
-        outputs = Parallel(n_jobs=self.n_jobs)(
+        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
             delayed(fold_path)(X, y, fold_tasks[f], C, B, scoring) for f, C, B in tasks)
+        outputs = list(self._with_progress(results, tasks))
         return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
+
+    def _with_progress(self, results, tasks):
+        """The fold paths' results as they come, with a progress bar (verbose >= 1) and a line per fold
+        path (verbose >= 2)."""
+        if not self.verbose:
+            yield from results
+            return
+        import sys
+
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(tasks), desc="StructSVMCV fold paths", unit="path", file=sys.stderr) as bar:
+            for (f, C, B), out in zip(tasks, results):
+                if self.verbose >= 2:
+                    scores, n_features, seconds, _ = out
+                    best = int(np.argmax(scores))
+                    bar.write(f"[structfs] fold {f}, C {C:.4g}, budget {B}: best validation score {scores[best]:.4f} "
+                              f"after {best + 1} group(s), {n_features[best]} features, {seconds:.2f} s",
+                              file=sys.stderr)
+                bar.update(1)
+                yield out
 
     @keeps_state_on_failure
     def fit(self, X, y):
