@@ -6,3 +6,4 @@ MAX_ITER = 2000     # cutting planes in all
 MAX_OUTER = 30      # feature groups generated with a budget
 BIAS = 1.0          # value of the constant feature (svm_perf_learn --b)
 MASTER_SOLVER = "ipm"
+BLAS_THREADS = 1    # per fit: threads only spin on the small master algebra and fight other processes

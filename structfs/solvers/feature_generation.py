@@ -118,6 +118,7 @@ class Solver:
     outer_tol: float = None
     master_solver: str = _defaults.MASTER_SOLVER
     verbose: int = 0
+    blas_threads: int = _defaults.BLAS_THREADS
 
     @classmethod
     def default(cls, **settings):
@@ -142,11 +143,12 @@ class SolverPath:
     numbering: a sparsity path at the cost of one fit. Iterate it (and stop where you like), then
     :meth:`result` polishes the last point to the solver's ``tol`` and certifies it.
 
-    Without a budget there is one group of every feature and the path is the one solution. Budgeted
-    paths run with single-threaded BLAS: the interior-point master's algebra is small (K x K) and
-    OpenBLAS's threads only spin on it; when several processes share the cores (one-vs-rest with
-    n_jobs, grid searches) they slowed a fit down by up to 6x. Unbudgeted fits keep the threads: their
-    K x n plane products gain from them.
+    Without a budget there is one group of every feature and the path is the one solution. Paths run
+    with ``Solver.blas_threads`` BLAS threads, one by default: the interior-point master's algebra is
+    small (K x K) and OpenBLAS's threads only spin on it, and the unbudgeted fits' K x n plane
+    products gain little from a second thread. When another process holds a core (one-vs-rest with
+    n_jobs, grid searches, a shared machine) threads slowed fits by 2-6x (``python -m
+    benchmarks.threads``: the 8 unbudgeted R8 topics, 1 thread against 2).
     """
 
     def __init__(self, solver, X, y, loss, C, penalty, bias):
@@ -198,13 +200,10 @@ class SolverPath:
         return cols, state.w_cache.copy(), state.w_b
 
     def __iter__(self):
-        if self.penalty.budget is None:
-            yield from self._unbudgeted()
-            return
         from threadpoolctl import threadpool_limits
 
-        with threadpool_limits(limits=1, user_api="blas"):
-            yield from self._generate_groups()
+        with threadpool_limits(limits=self.solver.blas_threads, user_api="blas"):
+            yield from self._unbudgeted() if self.penalty.budget is None else self._generate_groups()
 
     def _unbudgeted(self):
         cols = np.arange(self.X.shape[1])
@@ -281,7 +280,7 @@ class SolverPath:
         from threadpoolctl import threadpool_limits
 
         state, tol = self.state, self.solver.tol
-        with threadpool_limits(limits=1, user_api="blas"):
+        with threadpool_limits(limits=self.solver.blas_threads, user_api="blas"):
             if polish and state.n_iter < self.solver.max_iter and not state.best - state.lower <= self.C * tol:
                 inner_solve(self.ws, self.cache, self.y, self.loss, state, self._inner, outer=self.n_outer)
             c = _matvec_t(self.X, self.ws.beta())
