@@ -146,6 +146,9 @@ def _train(args):
     from .shards import is_shard_directory
 
     _check_output(args.model_file, args.train_file)
+    if args.algorithm is not None and args.verbose:
+        print(f"structfs: note: -w {args.algorithm} (svm_perf's algorithm choice) is accepted and ignored; structfs "
+              "has one algorithm", file=sys.stderr)
     if args.cv is not None and is_shard_directory(args.train_file):
         raise CLIError("--cv needs the training data in memory (an SVMlight file), not a shard directory")
     _estimator(args, 2)._check_params()          # bad options fail before the data are read
@@ -363,6 +366,11 @@ def build_parser():
         p.add_argument("--refit", dest="refit", type=float, default=None,
                        help="with -B: re-solve without budget at this C on the selected features (debiasing)")
         p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")
+        p.add_argument("-y", dest="struct_verbose", type=int, default=None,
+                       help="svm_perf's verbosity of the structural learner: accepted; -v sets structfs's")
+        p.add_argument("-w", dest="algorithm", type=int, default=None, choices=range(10), metavar="{0..9}",
+                       help="svm_perf's choice among its optimisation algorithms: accepted and noted; structfs "
+                            "has one (stabilised 1-slack cutting planes, with feature generation under -B)")
         p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
 
     train = sub.add_parser("train", help="learn a model from an SVMlight file or a shard directory",

@@ -332,3 +332,9 @@ def test_train_cv_chooses_by_cross_validation_and_saves_each_class_refitted_mode
     for bad, what in ((["--cv", "1"], "--cv must be at least 2"), (["--cv", "3", "--refit", "10"], "--refit")):
         assert main(["train", *bad, str(digits_files["bin.train"]), str(binary)]) == 1
         assert what in capsys.readouterr().err
+
+
+def test_svm_perf_options_w_and_y_are_accepted(digits_files, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["train", "-w", "3", "-y", "0", "-c", "100", str(digits_files["bin.train"]), str(model)]) == 0
+    assert "-w 3" in capsys.readouterr().err and model.exists()
