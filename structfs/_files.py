@@ -13,6 +13,11 @@ import tempfile
 
 # A model file or a manifest is a few MB at most; a larger "file" is not one of ours (or is a device).
 MAX_METADATA_BYTES = 1 << 30
+# The modes open() and mkdir() would give under the process's umask, read once at import (reading the
+# umask means setting it, briefly, for the whole process).
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+FILE_MODE, DIR_MODE = 0o666 & ~_UMASK, 0o777 & ~_UMASK
 
 
 @contextlib.contextmanager
@@ -22,6 +27,7 @@ def atomic_write(path, mode="w", encoding="utf-8"):
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:
+        os.chmod(tmp, FILE_MODE)               # mkstemp's 0600 would outlive the rename: a file as open() makes it
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
             fh.flush()

@@ -32,7 +32,7 @@ import tempfile
 import numpy as np
 import scipy.sparse as sp
 
-from ._files import read_small_text, sha256_of_file
+from ._files import DIR_MODE, read_small_text, sha256_of_file
 from ._jit import njit
 from ._validation import MAX_ABS_VALUE, check_magnitude
 from .solvers.data import column_positions, compressed_dot, sorted_unique
@@ -65,9 +65,7 @@ class ShardWriter:
             raise ValueError(f"cannot write {path!r}: no such directory {parent}.")
         self.destination = path
         self.path = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(path))}.", suffix=".tmp", dir=parent)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.path, 0o777 & ~umask)        # mkdtemp's 0700 would outlive the rename
+        os.chmod(self.path, DIR_MODE)              # mkdtemp's 0700 would outlive the rename
         self.n_features, self.dtype = n_features, np.dtype(dtype)
         self.shards, self.columns, self._pending = [], np.zeros(0, dtype=np.int64), []
         self.labels = set()

@@ -318,3 +318,10 @@ def test_a_budget_covering_every_feature_on_shards_says_so(shard_dir):
     shards = ShardedMatrix(path)
     with pytest.raises(ValueError, match="budget=8 \\(covering all 8 features\\)"):
         StructSVM(budget=8).fit(shards, shards.y)
+
+
+def test_atomically_written_files_get_the_usual_permissions(tmp_path):
+    X, y = _problem()
+    save_model(StructSVM(C=10.0).fit(X, y), tmp_path / "m.json")
+    (tmp_path / "plain").write_text("x")
+    assert os.stat(tmp_path / "m.json").st_mode & 0o777 == os.stat(tmp_path / "plain").st_mode & 0o777
