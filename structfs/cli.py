@@ -92,7 +92,6 @@ def _cv_estimator(args, n_classes, loss, loss_params):
                          budgets=None if args.budget is None else [args.budget],
                          n_jobs=args.jobs if n_classes <= 2 else None,        # one-vs-rest: classes in parallel
                          verbose=max(0, args.verbose - 1))
-    binary._check_params()                      # bad values fail before reading more or fitting
     return OneVsRestStructSVM(estimator=binary, n_jobs=args.jobs) if n_classes > 2 else binary
 
 

@@ -157,6 +157,11 @@ def save_model(estimator, path):
 
 
 # -- reading --------------------------------------------------------------------------------------------
+def _shown(name):
+    """A field name as the one-line error shows it: as written, or quoted where it has control characters."""
+    return name if name.isprintable() else repr(name)
+
+
 def _field(doc, key, kind, where=""):
     if not isinstance(doc, dict) or key not in doc:
         raise ModelFileError(f"missing field {where}{key}")
@@ -187,7 +192,7 @@ def _weights(record, n_features, where):
     w = weights_in(idx[order], np.asarray(values, dtype=np.float64)[order], n_features)
     unknown = sorted(set(record) - {"indices", "values", "intercept", "objective", "params"})
     if unknown:
-        raise ModelFileError(f"field {where}{unknown[0]} is not part of a model record")
+        raise ModelFileError(f"field {where}{_shown(unknown[0])} is not part of a model record")
     intercept = _field(record, "intercept", "number", where)
     objective = float("nan") if record.get("objective") is None else _field(record, "objective", "number", where)
     return w, float(intercept), float(objective)
@@ -195,12 +200,6 @@ def _weights(record, n_features, where):
 
 def _build(cls, params, where="params."):
     params = dict(params)
-    if cls is OneVsRestStructSVM and params.get("estimator") is None:
-        # files written before OneVsRestStructSVM took its binary estimator hold StructSVM's parameters
-        own = {k: params.pop(k) for k in list(params) if k not in ("estimator", "n_jobs")}
-        own = {k: v for k, v in own.items() if v is not None}
-        if own:
-            params["estimator"] = {"class": "StructSVM", "params": own}
     for key, value in params.items():
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 63:
             raise ModelFileError(f"field {where}{key} is an integer beyond 2^63")
@@ -224,8 +223,8 @@ def _build(cls, params, where="params."):
     known = set(cls().get_params(deep=False))
     unknown = sorted(set(params) - known)
     if unknown:
-        raise ModelFileError(f"field {where}{unknown[0]} is not a parameter of {cls.__name__} (a file from a newer "
-                             "structfs?)")
+        raise ModelFileError(f"field {where}{_shown(unknown[0])} is not a parameter of {cls.__name__} (a file from a "
+                             "newer structfs?)")
     est = cls(**params)
     try:
         (est._binary() if isinstance(est, OneVsRestStructSVM) else est)._check_params()
@@ -269,7 +268,7 @@ def _load(doc):
         unknown = sorted(set(doc) - {"format", "structfs_version", "format_version", "kind", "n_features", "classes",
                                      "feature_names", "params", "models"})
         if unknown:
-            raise ModelFileError(f"field {unknown[0]} is not part of a model file of version {version}")
+            raise ModelFileError(f"field {_shown(unknown[0])} is not part of a model file of version {version}")
     kind = _field(doc, "kind", "str")
     if kind not in _KINDS:
         raise ModelFileError(f"field kind must be 'binary' or 'one-vs-rest', got {kind!r}")

@@ -70,9 +70,13 @@ class _BestIterate:
         self.n_iter = 0
         self.stalled = False
 
+    def objective(self, w, w_b, xi):
+        """The primal objective at (w, w_b) with slack xi."""
+        return self.penalty.value(w) + 0.5 * w_b * w_b + self.C * xi
+
     def record(self, w, w_b, xi, cols):
         """Note a point (weights on the cache columns ``cols``); returns its true primal objective."""
-        obj = self.penalty.value(w) + 0.5 * w_b * w_b + self.C * xi
+        obj = self.objective(w, w_b, xi)
         if obj < self.best:
             self.best, self.w_cache, self.w_b, self.cols = obj, w.copy(), w_b, cols.copy()
         return obj
@@ -342,7 +346,7 @@ class SolverPath:
         result.w = w if self.columns is None else weights_in(self.columns, w, self.n_features)
         result.w_b = sub.w_b
         # the budgeted objective at the refitted weights (zeros leave the norm as is)
-        result.objective = self.penalty.value(sub.w) + 0.5 * sub.w_b * sub.w_b + self.C * xi
+        result.objective = self.state.objective(sub.w, sub.w_b, xi)
         result.history = result.history + sub.history
         return result
 
