@@ -33,20 +33,19 @@ from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MIL_BUDGETS, SIGMA_FACTORS, MILESEmbedding
-from structfs.model_selection import Fold, PathScoring, fold_path, path_smoothed_scores
+from structfs.model_selection import Fold, fold_path, path_smoothed_scores
 
 
 def test_paths(cv, X, y, n_train, table):
     """For each (C, budget) cell of ``table``: test scores and feature counts along its full-data path."""
-    loss, _, _, scorer, solver, bias = cv._check_params()
-    classes = np.unique(y)
+    scoring = cv.path_scoring(np.unique(y))
     out = {}
-    fold = Fold(np.arange(n_train), np.arange(n_train, X.shape[0]), None, bias)
+    fold = Fold(np.arange(n_train), np.arange(n_train, X.shape[0]), None, float(cv.bias))
     for C, B in dict.fromkeys(zip(table["C"], table["budget"])):
         length = max(k for c, b, k in zip(table["C"], table["budget"], table["n_groups"]) if (c, b) == (C, B)) \
             if B is not None else 1
-        scoring = PathScoring(classes, loss, scorer, replace(solver, max_outer=length), cv.debias)
-        scores, n_feat, _, _ = fold_path(X, y, fold, C, B, scoring)
+        scores, n_feat, _, _ = fold_path(X, y, fold, C, B,
+                                         replace(scoring, solver=replace(scoring.solver, max_outer=length)))
         out[(C, B)] = (scores.tolist(), n_feat.tolist())
     return out
 
@@ -77,12 +76,12 @@ def collect_mil(args, out):
             D_all = np.vstack([D, emb.min_sq_distances(te)])
             y_all = np.concatenate([y_tr, y_te])
             classes = np.unique(y_tr)
-            folds = cv._folds(np.zeros((len(tr), 1)), y_tr)
+            folds = cv.folds(y_tr)
             columns = [np.flatnonzero(np.isin(emb.pool_bag_, train)) for train, _ in folds]
             rows = []
             for factor in args.sigma_factors or SIGMA_FACTORS:
                 sigma = emb.sigma_ * factor
-                table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns)
+                table = cv.search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns=columns)
                 paths = test_paths(cv, np.exp(-D_all / (2 * sigma ** 2)), y_all, len(tr), table)
                 rows += rows_of(table, paths, factor)
             rec = dict(kind="mil", data=name, split=split, baselines={"MILES+L1": base}, rows=rows,
@@ -100,7 +99,7 @@ def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
             for m, (est, _) in linear_baselines(Xtr, ytr).items()}
     cv = StructSVMCV(loss="f1", **cv_params)
     classes = np.unique(ytr)
-    folds = cv._folds(Xtr, ytr)
+    folds = cv.folds(ytr)
     table = cv.search(Xtr, ytr, classes, folds)
     paths = test_paths(cv, sp.vstack([Xtr, Xte]).tocsr(), np.concatenate([ytr, yte]), Xtr.shape[0], table)
     rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths),

@@ -82,7 +82,14 @@ def is_dask_array(X):
 
 
 def check_magnitude(X, name="X"):
-    """ValueError when a dense or sparse ``X`` holds a value beyond :data:`MAX_ABS_VALUE` in magnitude."""
+    """ValueError when a dense or sparse ``X`` holds a value beyond :data:`MAX_ABS_VALUE` in magnitude.
+
+    Skipped, like scikit-learn's finiteness check, under ``sklearn.config_context(assume_finite=True)``:
+    a search sets it to refit on data its own fit has checked."""
+    from sklearn import get_config
+
+    if get_config()["assume_finite"]:
+        return X
     if sp.issparse(X):
         values = X.data if X.format in ("csr", "csc", "coo", "bsr", "dia") else X.tocoo().data
     else:

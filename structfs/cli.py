@@ -141,6 +141,7 @@ def _read_training_data(path):
 
 
 def _train(args):
+    from .estimators import check_parameters
     from .model_io import save_model
     from .shards import is_shard_directory
 
@@ -150,7 +151,7 @@ def _train(args):
               "has one algorithm", file=sys.stderr)
     if args.cv is not None and is_shard_directory(args.train_file):
         raise CLIError("--cv needs the training data in memory (an SVMlight file), not a shard directory")
-    _estimator(args, 2)._check_params()          # bad options fail before the data are read
+    check_parameters(_estimator(args, 2))          # bad options fail before the data are read
     X, y = _read_training_data(args.train_file)
     n_classes = np.unique(y).shape[0]
     clf = _estimator(args, n_classes)
@@ -275,9 +276,11 @@ def _evaluate(args):
 
 
 def _path(args):
+    from .estimators import check_parameters
+
     if args.plot:
         _check_output(args.plot, args.train_file)
-    _estimator(argparse.Namespace(**{**vars(args), "budget": min(args.budgets)}), 2)._check_params()
+    check_parameters(_estimator(argparse.Namespace(**{**vars(args), "budget": min(args.budgets)}), 2))
     X, y = read_svmlight(args.train_file)
     if args.test:
         Xt, yt = read_svmlight(args.test, n_features=X.shape[1])

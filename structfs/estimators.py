@@ -1,21 +1,17 @@
 """StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _defaults
-from ._validation import (
-    check_magnitude,
-    check_positive_float,
-    check_positive_int,
-    is_dask_array,
-    keeps_state_on_failure,
-)
-from .losses import get_loss
+from ._validation import check_magnitude, is_dask_array, keeps_state_on_failure
+from .losses import Loss, get_loss
 from .solvers import Solver, penalty_for
 from .solvers.data import is_row_blocks
 
@@ -226,6 +222,22 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     (True, 'max_outer')
     """
 
+    _parameter_constraints: dict = {
+        "loss": [str, Loss],
+        "C": [Interval(Real, 0, np.inf, closed="neither")],
+        "budget": [Interval(Integral, 1, None, closed="left"), None],
+        "bias": [Interval(Real, 0, np.inf, closed="left")],
+        "loss_params": [dict, None],
+        "tol": [Interval(Real, 0, np.inf, closed="neither")],
+        "outer_tol": [Interval(Real, 0, np.inf, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_outer": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [Interval(Integral, 1, None, closed="left"), None],
+        "refit": [Interval(Real, 0, np.inf, closed="neither"), None],
+        "master_solver": [StrOptions({"ipm", "ecos"})],
+        "verbose": ["verbose"],
+    }
+
     def __init__(self, loss="f1", C=_defaults.C, budget=None, bias=_defaults.BIAS, loss_params=None,
                  tol=_defaults.TOL, outer_tol=None, max_iter=_defaults.MAX_ITER, max_outer=_defaults.MAX_OUTER,
                  max_features=None, refit=None, master_solver=_defaults.MASTER_SOLVER,
@@ -244,39 +256,25 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.master_solver = master_solver
         self.verbose = verbose
 
-    def _check_params(self):
-        loss = get_loss(self.loss, **(self.loss_params or {}))
-        C = check_positive_float(self.C, "C")
-        if self.budget is not None:
-            check_positive_int(self.budget, "budget")
-        bias = check_positive_float(self.bias, "bias", allow_zero=True)
-        tol = check_positive_float(self.tol, "tol")
-        if self.outer_tol is not None:
-            check_positive_float(self.outer_tol, "outer_tol")
-        if self.refit is not None:
-            check_positive_float(self.refit, "refit")
-            if self.budget is None:
-                raise ValueError("refit debiases a budgeted model and needs a budget; set budget=B or refit=None.")
-        check_positive_int(self.max_iter, "max_iter")
-        check_positive_int(self.max_outer, "max_outer")
-        if self.max_features is not None:
-            check_positive_int(self.max_features, "max_features")
-            if self.budget is None:
-                raise ValueError("max_features needs a budget: set budget=B (budget=1 selects features one "
-                                 "at a time, like an L1 penalty), or leave max_features=None.")
-        if not isinstance(self.verbose, (bool, np.bool_)):
-            check_positive_int(self.verbose, "verbose", low=0)
-        if self.master_solver not in ("ipm", "ecos"):
-            raise ValueError(f"master_solver must be 'ipm' or 'ecos', got {self.master_solver!r}.")
-        return loss, C, bias, tol
+    def _resolve(self):
+        """What fit needs from the parameters (here the loss object), after the rules that tie them
+        together (each parameter alone is checked by ``_parameter_constraints``)."""
+        if self.refit is not None and self.budget is None:
+            raise ValueError("refit debiases a budgeted model and needs a budget; set budget=B or refit=None.")
+        if self.max_features is not None and self.budget is None:
+            raise ValueError("max_features needs a budget: set budget=B (budget=1 selects features one "
+                             "at a time, like an L1 penalty), or leave max_features=None.")
+        return get_loss(self.loss, **(self.loss_params or {}))
 
     @keeps_state_on_failure
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
         :class:`structfs.shards.ShardedMatrix` on disk, a :class:`structfs.cluster.DaskRowBlocks` or a dask
         array on a cluster (with a budget; a dask array runs on the current dask.distributed client),
         and two-class y."""
-        loss, C, bias, tol = self._check_params()
+        loss = self._resolve()
+        C, bias = float(self.C), float(self.bias)
         X = _row_blocks_of_dask(X)
         if is_dask_array(y):
             y = y.compute()
@@ -297,7 +295,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "structfs.OneVsRestStructSVM for more than two classes.")
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
-        path = self._solver(tol).path(X, y_pm, loss, C, penalty_for(self.budget), bias)
+        path = self._solver().path(X, y_pm, loss, C, penalty_for(self.budget), bias)
         for _ in path:
             pass
         result = path.result()
@@ -324,10 +322,11 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           UserWarning, stacklevel=3)
         return self
 
-    def _solver(self, tol):
+    def _solver(self):
         """The solver with this estimator's settings (validated)."""
-        return Solver(tol=tol, max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
-                      outer_tol=self.outer_tol, master_solver=self.master_solver, verbose=self.verbose)
+        return Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
+                      max_features=self.max_features, outer_tol=self.outer_tol, master_solver=self.master_solver,
+                      verbose=self.verbose)
 
     def _check_row_blocks(self, X, y):
         """y checked against row-block data (which validated itself when opened); n_features_in_ set.
@@ -380,6 +379,14 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     [0, 0, 0]
     """
 
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "decision_function"]), None],
+        **{name: "no_validation" for name in ("loss", "C", "budget", "bias", "loss_params", "tol", "outer_tol",
+                                              "max_iter", "max_outer", "max_features", "refit", "master_solver",
+                                              "verbose")},     # deprecated: checked on the estimator they build
+        "n_jobs": [Integral, None],
+    }
+
     def __init__(self, estimator=None, loss=None, C=None, budget=None, bias=None, loss_params=None, tol=None,
                  outer_tol=None, max_iter=None, max_outer=None, max_features=None, refit=None, master_solver=None,
                  verbose=None, n_jobs=None):
@@ -415,6 +422,12 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
         return clone(self.estimator)
 
+    def _resolve(self):
+        """The binary estimator, its parameters checked."""
+        return check_parameters(self._binary())
+
+    @keeps_state_on_failure
+    @_fit_context(prefer_skip_nested_validation=False)      # the binary estimator's parameters are checked too
     def fit(self, X, y):
         from joblib import Parallel, delayed
 
@@ -429,11 +442,10 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             warnings.warn(f"OneVsRestStructSVM({named}) is deprecated and will "
                           "be removed: pass OneVsRestStructSVM(estimator=StructSVM(...)) instead.", FutureWarning,
                           stacklevel=3)
-        probe = self._binary()
-        if hasattr(probe, "_check_params"):
-            probe._check_params()               # bad parameters fail before any fit starts
-        n_folds = probe._n_folds() if hasattr(probe, "_n_folds") else None
-        if n_folds is not None:                 # a cross-validated estimator's folds need every class in each
+        probe = self._resolve()                       # bad parameters fail before any fit starts
+        n_folds = getattr(probe, "cv", None)
+        if isinstance(n_folds, Integral) and not isinstance(n_folds, bool):
+            # a cross-validated estimator's folds need every class in each
             labels, counts = np.unique(y, return_counts=True)
             if counts.min() < n_folds:
                 rare = labels[np.argmin(counts)].item()
@@ -456,6 +468,18 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def check_parameters(estimator):
+    """Check an estimator's parameters without fitting it: a ValueError naming the first bad one.
+
+    For callers that must refuse bad settings before reading data (the command line, model files,
+    meta-estimators); ``fit`` runs the same checks itself. Returns the estimator."""
+    if isinstance(estimator, BaseEstimator) and hasattr(estimator, "_parameter_constraints"):
+        estimator._validate_params()
+    if hasattr(estimator, "_resolve"):
+        estimator._resolve()
+    return estimator
 
 
 def _fit_one(estimator, X, y):

@@ -10,12 +10,16 @@ serves F1 (or any structfs loss) directly, under a budget (Mao & Tsang), with C,
 number of instances and sigma chosen by inner cross-validation.
 """
 import functools
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context, clone
+from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
+from ._validation import check_magnitude, check_positive_float, keeps_state_on_failure
+from .estimators import check_parameters
+from .losses import Loss
 from .model_selection import StructSVMCV, best_candidate, budget_under_cap, check_grid
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
@@ -66,8 +70,7 @@ def _bag_blocks(sizes, max_rows):
         first = stop
 
 
-def _check_sigma(sigma):
-    return None if sigma is None else check_positive_float(sigma, "sigma")
+_SIGMA = Interval(Real, 0, np.inf, closed="neither")
 
 
 class MILESEmbedding(TransformerMixin, BaseEstimator):
@@ -90,13 +93,16 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
     (2, 3)
     """
 
+    _parameter_constraints: dict = {"sigma": [_SIGMA, None], "standardize": ["boolean"]}
+
     def __init__(self, sigma=None, standardize=True):
         self.sigma = sigma
         self.standardize = standardize
 
     @keeps_state_on_failure
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, bags, y=None):
-        sigma = _check_sigma(self.sigma)
+        sigma = None if self.sigma is None else float(self.sigma)
         bags = check_bags(bags)
         pool = np.vstack(bags)
         self.n_features_in_ = pool.shape[1]
@@ -251,6 +257,14 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     ([0, 1, 0, 1], True)
     """
 
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "decision_function"]), None],
+        "loss": [str, Loss, None],
+        "sigma": [_SIGMA, "array-like", None],
+        "standardize": ["boolean"],
+        "max_instances": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
     def __init__(self, estimator=None, loss=None, sigma=None, standardize=True, max_instances=None):
         self.estimator = estimator
         self.loss = loss
@@ -265,8 +279,6 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         if self.loss is not None:
             raise ValueError("loss is a shortcut for the default estimator; with estimator=... set the loss on "
                              "the estimator itself.")
-        if not hasattr(self.estimator, "fit") or not hasattr(self.estimator, "decision_function"):
-            raise ValueError(f"estimator must be a classifier with fit and decision_function, got {self.estimator!r}.")
         return clone(self.estimator)
 
     def _sigmas(self, default, cross_validated):
@@ -277,9 +289,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         return [check_positive_float(self.sigma, "sigma")]
 
     @keeps_state_on_failure
+    @_fit_context(prefer_skip_nested_validation=False)     # a given estimator's parameters are checked too
     def fit(self, bags, y):
-        if self.max_instances is not None:
-            check_positive_int(self.max_instances, "max_instances")
         est = self._resolve_estimator()
         searching = isinstance(est, StructSVMCV)
         if self.sigma is not None:
@@ -296,14 +307,14 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         if self.max_instances is not None and budgeted:
             est.set_params(max_features=self.max_instances)
         if searching:
-            est._check_params()
+            check_parameters(est)
         embedding = MILESEmbedding(None, self.standardize).fit(bags)
         sigmas = self._sigmas(embedding.sigma_, searching)
         D = embedding.min_sq_distances(bags)
         self.columns_ = np.arange(D.shape[1])
         if searching:
             # sigma only rescales the precomputed distances, so each width costs the grid's fits only
-            folds = est._folds(np.zeros((len(bags), 1)), y)
+            folds = est.folds(y)
             columns = [np.flatnonzero(np.isin(embedding.pool_bag_, train)) for train, _ in folds]
             @functools.cache
             def distances_own_out():        # only the fallback's cut needs them, once
@@ -356,7 +367,8 @@ def _search_widths(est, D, sigmas, split, threshold_loss=None, D_cut=None):
     tables = []
     for sigma in sigmas:
         cut_X = None if D_cut is None else np.exp(-D_cut / (2.0 * sigma ** 2))
-        table = est.search(np.exp(-D / (2.0 * sigma ** 2)), y, classes, folds, columns, threshold_loss, cut_X)
+        table = est.search(np.exp(-D / (2.0 * sigma ** 2)), y, classes, folds, columns=columns,
+                           threshold_loss=threshold_loss, cut_X=cut_X)
         table["sigma"] = [sigma] * len(table["C"])
         tables.append(table)
     return {k: sum((t[k] for t in tables), []) for k in tables[0]}

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from . import __version__
 from ._files import atomic_write, read_small_text
 from ._validation import MAX_ABS_VALUE
-from .estimators import OneVsRestStructSVM, StructSVM, linear_attributes, sparse_row_nonzeros
+from .estimators import OneVsRestStructSVM, StructSVM, check_parameters, linear_attributes, sparse_row_nonzeros
 from .solvers.data import weights_in
 
 FORMAT = "structfs-model"
@@ -227,7 +227,7 @@ def _build(cls, params, where="params."):
                              "newer structfs?)")
     est = cls(**params)
     try:
-        (est._binary() if isinstance(est, OneVsRestStructSVM) else est)._check_params()
+        check_parameters(est)
     except (ValueError, TypeError, OverflowError) as exc:
         raise ModelFileError(f"field {where[:-1]}: {exc}") from None
     return est
@@ -331,7 +331,7 @@ def load_model(path):
     except RecursionError:
         raise ValueError(f"{path}: not a structfs model file (JSON nested too deeply).") from None
     except ModelFileError as exc:
-        raise ValueError(f"{path}: model file is corrupt or invalid: {exc}.") from None
+        raise ValueError(f"{path}: model file is corrupt or invalid: {str(exc).rstrip('.')}.") from None
 
 
 def _reject_constant(name):

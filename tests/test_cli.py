@@ -63,7 +63,7 @@ def test_path_prints_a_table(digits_files, capsys, tmp_path):
     (["train", "BADLINE", "m"], "line 2"),
     (["train", "-l", "7", "TRAIN", "m"], "unknown SVMperf loss code 7"),
     (["train", "-l", "f2", "TRAIN", "m"], "unknown loss"),
-    (["train", "-c", "-1", "TRAIN", "m"], "C must be"),
+    (["train", "-c", "-1", "TRAIN", "m"], "'C' parameter"),
     (["evaluate", "TRAIN", "TRUNCATED"], "corrupt or truncated"),
     (["evaluate", "TRAIN", "FUTURE"], "version"),
 ])

@@ -125,8 +125,8 @@ def _raises(match, **kw):
 
 
 def test_bad_parameters_raise_before_work():
-    _raises("C must be", C=0)
-    _raises("C must be", C=-1.0)
+    _raises("'C' parameter", C=0)
+    _raises("'C' parameter", C=-1.0)
     _raises("budget", budget=0)
     _raises("budget", budget=2.5)
     _raises("tol", tol=0)

@@ -92,7 +92,7 @@ CORRUPTIONS = [
     (("models", 0, "intercept"), "Infinity-as-text", "intercept"),
     (("classes",), ["yes", "no"], "sorted"),
     (("classes",), ["a", "b", "c"], "binary model has 2 classes"),
-    (("params", "C"), -1.0, "C must be"),
+    (("params", "C"), -1.0, "'C' parameter"),
     (("params", "budget"), "5", "budget"),
     (("params", "no_such_param"), 1, "no_such_param"),
     (("n_features",), 10 ** 12, "n_features"),

@@ -326,7 +326,7 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     assert cv.intercept_[0] != 0.0                  # the AUC refit's own intercept is 0: it was moved
     # its candidates are the AUC search's, each cut at its fold's best training cut and scored by F1
     ref = StructSVMCV(loss="auc", scoring="f1")
-    table = ref.search(X, y, np.unique(y), ref._folds(X, y), threshold_loss=get_loss("f1"))
+    table = ref.search(X, y, np.unique(y), ref.folds(y), threshold_loss=get_loss("f1"))
     assert np.allclose(cv.cv_results_["mean_test_score"], np.mean(table["scores"], axis=1))
     X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
     with warnings.catch_warnings():
@@ -439,3 +439,45 @@ def test_the_search_shows_its_progress_and_checks_verbose_and_n_jobs(capsys):
                       (dict(n_jobs=2.0), "n_jobs")):
         with pytest.raises(ValueError, match=name):
             StructSVMCV(**bad).fit(X, y)
+
+
+def test_a_search_validates_its_parameters_and_data_once(monkeypatch):
+    """Parameters are checked once per fit (the refitted StructSVM's are the search's own), and so is X's
+    magnitude (an O(nnz) pass), however many folds and candidates the search runs."""
+    from sklearn.base import BaseEstimator
+
+    import structfs.estimators
+    import structfs.model_selection._search as search_module
+
+    calls = {"params": 0, "magnitude": 0}
+    validate, magnitude = BaseEstimator._validate_params, search_module.check_magnitude
+
+    def counted_validate(self):
+        calls["params"] += 1
+        return validate(self)
+
+    def counted_magnitude(X, name="X"):
+        from sklearn import get_config
+
+        calls["magnitude"] += not get_config()["assume_finite"]        # a pass over X, not a skipped call
+        return magnitude(X, name)
+
+    monkeypatch.setattr(BaseEstimator, "_validate_params", counted_validate)
+    monkeypatch.setattr(search_module, "check_magnitude", counted_magnitude)
+    monkeypatch.setattr(structfs.estimators, "check_magnitude", counted_magnitude)
+    X, y = _data(seed=13)
+    StructSVMCV(Cs=[1.0, 10.0], budgets=[2], max_outer=3).fit(X, y)
+    assert calls == {"params": 1, "magnitude": 1}
+
+
+@pytest.mark.parametrize("cls", ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "MILESClassifier",
+                                 "MILESEmbedding"])
+def test_every_parameter_is_declared_with_its_constraint(cls):
+    import inspect
+
+    import structfs
+    import structfs.mil
+
+    estimator = getattr(structfs, cls, None) or getattr(structfs.mil, cls)
+    params = set(inspect.signature(estimator.__init__).parameters) - {"self"}
+    assert set(estimator._parameter_constraints) == params

@@ -291,7 +291,7 @@ def test_cli_options_are_checked_before_the_data_are_read(tmp_path, capsys):
     source = tmp_path / "x.svm"
     source.write_text("1 1:1\n" * 10 + "oops\n")          # would fail to parse, at its end
     assert main(["train", "-c", "-1", str(source), str(tmp_path / "m.json")]) == 1
-    assert "C must be" in capsys.readouterr().err
+    assert "'C' parameter" in capsys.readouterr().err
     assert main(["path", str(source), "--plot", str(tmp_path / "missing" / "x.png")]) == 1
     assert "no such directory" in capsys.readouterr().err
     assert main(["shard", "--shard-mb", "1e-9", str(source), str(tmp_path / "d")]) == 1

@@ -312,7 +312,7 @@ def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 4))
-    ws = cpl.WorkingSet(20, 1.0, 10.0)
+    ws = cpl.WorkingSet(20, 1.0, 10.0, "ipm")
     for _ in range(4):
         ws.add_plane(rng.normal(size=20), 1.0)
     ws.add_group(np.arange(2), X[:, :2])

@@ -11,15 +11,18 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn import config_context
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .. import _defaults
-from .._validation import check_magnitude, check_positive_float, check_positive_int, keeps_state_on_failure
+from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
 from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
+from ..losses import get_loss
 from ..solvers import Solver
 from ._grid import (
     DEFAULT_C_PER_SAMPLE,
@@ -145,6 +148,20 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     (True, True)
     """
 
+    _parameter_constraints: dict = {
+        **{name: StructSVM._parameter_constraints[name]          # shared with the model it refits
+           for name in ("loss", "max_features", "bias", "loss_params", "tol", "max_iter", "max_outer",
+                        "master_solver", "verbose")},
+        "Cs": ["array-like", None],
+        "scale_C": ["boolean"],
+        "budgets": ["array-like", None],
+        "cv": ["cv_object"],
+        "scoring": [str, callable, None],
+        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "debias": ["boolean"],
+        "n_jobs": [numbers.Integral, None],
+    }
+
     def __init__(self, loss="f1", Cs=None, scale_C=True, budgets=None, cv=3, scoring=None, max_features=None,
                  bias=_defaults.BIAS, loss_params=None, tol=_defaults.TOL, max_iter=_defaults.MAX_ITER,
                  max_outer=_defaults.MAX_OUTER, n_iter_no_change=5, debias=True, master_solver=_defaults.MASTER_SOLVER,
@@ -172,58 +189,50 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                          max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
                          master_solver=self.master_solver, **params)
 
-    def _check_params(self):
-        """Validated (loss, Cs, budgets, scorer, solver parameters); ValueError before any fit."""
+    def _resolve(self):
+        """(loss, Cs, budgets, scorer) from the parameters, after the rules that tie them together and
+        the checks of the grids' values (each parameter alone is checked by ``_parameter_constraints``)."""
         Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
         default = default_budgets(self.max_features)
         budgets = check_grid(default if self.budgets is None else self.budgets, "budgets", _check_budget)
-        for name in ("scale_C", "debias"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}.")
-        if self.n_iter_no_change is not None:
-            check_positive_int(self.n_iter_no_change, "n_iter_no_change")
-        if self.max_features is not None:
-            check_positive_int(self.max_features, "max_features")
-            if None in budgets:
-                raise ValueError("budgets contains None (no budget) but max_features needs a budget; drop None "
-                                 "or set max_features=None.")
-        probe = self._estimator(C=Cs[0], budget=budgets[0])
-        loss, _, bias, tol = probe._check_params()      # every shared parameter, as StructSVM checks it
-        scorer = check_scoring(self.scoring, loss)
-        if self._n_folds() is not None and self._n_folds() < 2:
-            raise ValueError(f"cv must be at least 2 folds, got {self.cv}.")
-        if not isinstance(self.verbose, (bool, np.bool_)):
-            check_positive_int(self.verbose, "verbose", low=0)
-        if self.n_jobs is not None and (isinstance(self.n_jobs, (bool, np.bool_))
-                                        or not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0):
+        if self.max_features is not None and None in budgets:
+            raise ValueError("budgets contains None (no budget) but max_features needs a budget; drop None "
+                             "or set max_features=None.")
+        if self.n_jobs == 0 or isinstance(self.n_jobs, (bool, np.bool_)):
             raise ValueError(f"n_jobs must be None or a nonzero integer (-1: every core), got {self.n_jobs!r}.")
-        solver = Solver(tol=tol, max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
-                        master_solver=self.master_solver)
-        return loss, Cs, budgets, scorer, solver, bias
+        loss = get_loss(self.loss, **(self.loss_params or {}))
+        return loss, Cs, budgets, check_scoring(self.scoring, loss)
+
+    def path_scoring(self, classes, *, threshold_loss=None, cut_X=None):
+        """How this search fits and scores each fold's path (:class:`PathScoring`, for :func:`fold_path`):
+        its loss, measure, solver settings, debiasing and early stop."""
+        loss, _, _, scorer = self._resolve()
+        solver = Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
+                        max_features=self.max_features, master_solver=self.master_solver)
+        return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X)
 
     def _scales_to_data(self):
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
         return self.Cs is None and self.scale_C
 
-    def _n_folds(self):
-        """``cv`` when it is a number of folds (not a splitter or an iterable), else None."""
-        return self.cv if isinstance(self.cv, numbers.Integral) and not isinstance(self.cv, bool) else None
-
-    def _folds(self, X, y):
-        if self._n_folds() is not None:
+    def folds(self, y):
+        """The (train, test) index pairs of ``cv`` on labels ``y`` (stratified for a number of folds), as
+        :meth:`fit` uses them; ValueError when a class has fewer examples than folds."""
+        if isinstance(self.cv, numbers.Integral):
             smallest = np.unique(y, return_counts=True)[1].min()
             if self.cv > smallest:
                 raise ValueError(f"cv={self.cv} folds is more than the {smallest} examples of the smallest class; "
                                  "lower cv or pass a splitter.")
-        return list(check_cv(self.cv, y, classifier=True).split(X, y))
+        return list(check_cv(self.cv, y, classifier=True).split(np.zeros((len(y), 1)), y))
 
-    def search(self, X, y, classes, folds, columns=None, threshold_loss=None, cut_X=None):
+    def search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
         restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`); used by
         :meth:`fit` and by MILESClassifier."""
         from joblib import Parallel, delayed
 
-        loss, Cs, budgets, scorer, solver, bias = self._check_params()
+        _, Cs, budgets, _ = self._resolve()
+        bias = float(self.bias)
         per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
         cells = [(C, B) for C in Cs for B in budgets]
         biases = [bias] * len(folds)
@@ -240,8 +249,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             biases = [data_bias(bias, fold) for fold in fold_norms]
         fold_tasks = [Fold(train, test, None if columns is None else columns[f], biases[f])
                       for f, (train, test) in enumerate(folds)]
-        scoring = PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss,
-                              cut_X)
+        scoring = self.path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
             delayed(fold_path)(X, y, fold_tasks[f], C, B, scoring) for f, C, B in tasks)
@@ -270,9 +278,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 yield out
 
     @keeps_state_on_failure
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Cross-validate the grid, then fit the best candidate on all of X, y."""
-        self._check_params()
+        self._resolve()
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                              ensure_all_finite=True)
         check_magnitude(X)
@@ -286,7 +295,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "as OneVsRestClassifier(StructSVMCV(...)) or OneVsRestStructSVM for more.")
         if sp.issparse(X):
             X = sp.csr_matrix(X)
-        folds = self._folds(X, y)
+        folds = self.folds(y)
 
         def search(estimator, threshold_loss):
             return estimator.search(X, y, classes, folds, threshold_loss=threshold_loss)
@@ -318,7 +327,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         every model of that search has its intercept moved to the best cut of this estimator's loss's
         measure on its training scores (``threshold_loss``, for a contingency loss).
         """
-        loss = self._check_params()[0]
+        loss = self._resolve()[0]
         can_fall_back = loss.name != FALLBACK_LOSS
         table = search(self, None)
         if np.any(table["n_features"]):
@@ -350,8 +359,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ``scoring``."""
         from sklearn.utils.validation import check_is_fitted
 
-        from ..losses import get_loss
-
         check_is_fitted(self)
         return check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})))(self, X, y)
 
@@ -376,7 +383,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
         bias = float(self.bias)              # validated by the search
         self.bias_ = data_bias(bias, squared_norms(X)) if self._scales_to_data() else bias
-        self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y)
+        with config_context(assume_finite=True):        # X was checked by this search's fit
+            self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y)
         if threshold_loss is not None:
             y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
             _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X)

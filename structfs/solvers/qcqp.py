@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from .. import _defaults
 from .qcqp_ipm import ipm_master
 from .simplex_qp import solve_simplex_qp
 
@@ -202,7 +203,8 @@ def solve_master_ipm(grams, delta, C, gap_tol):
     return MasterSolution(abar, normalise_weights(lam_q), np.nan, "ipm"), "optimal"
 
 
-def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None, master_solver="ipm"):
+def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None,
+                 master_solver=_defaults.MASTER_SOLVER):
     """Solve the master problem for Gram matrices ``grams`` (one per group).
 
     One group is a QP over the capped simplex, solved exactly by the active-set method with a warm

@@ -33,7 +33,7 @@ class FeatureGroup:
 class WorkingSet:
     """Planes (coef, Delta), groups, their Gram matrices and the current master solution."""
 
-    def __init__(self, n_samples, bias, C, master_solver="ipm", coded=False):
+    def __init__(self, n_samples, bias, C, master_solver, coded=False):
         self.n = n_samples
         self.master_solver = master_solver    # multi-group master solver: "ipm" or "ecos"
         self.bias = bias
