@@ -1,4 +1,4 @@
-"""Plots (optional extra: ``pip install 'structfs[plot]'``): budget paths and convergence."""
+"""Plots: a measure against the selected features (budget paths), and a fit's convergence."""
 import matplotlib.pyplot as plt
 
 
