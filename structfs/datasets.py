@@ -1,7 +1,8 @@
-"""Loaders for the shared benchmark data (read in place, never copied) and SVMlight files.
+"""Data: generators and bundled data for examples, and loaders for the benchmark data.
 
-The data directory is given explicitly or through the ``STRUCTFS_DATA`` environment variable; it holds
-``text/r8``, ``text/sms_spam`` and ``mil`` as described in its README.
+:func:`load_digits_imbalanced`, :func:`make_imbalanced_text` and :func:`make_digit_bags` need no
+download. The benchmark loaders read a data directory given explicitly or through the
+``STRUCTFS_DATA`` environment variable, holding ``text/r8``, ``text/sms_spam`` and ``mil``.
 """
 import lzma
 import os
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["get_data_home", "load_r8", "load_sms_spam", "load_mil_csv", "load_digits_imbalanced"]
+__all__ = ["get_data_home", "load_r8", "load_sms_spam", "load_mil_csv", "load_digits_imbalanced",
+           "make_imbalanced_text", "make_digit_bags"]
 
 
 def get_data_home(data_home=None):
@@ -90,3 +92,97 @@ def load_digits_imbalanced():
 
     data = load_digits()
     return data.data / 16.0, data.target
+
+
+def _words(rng, n):
+    """``n`` distinct made-up words of two to four syllables."""
+    onsets, vowels = list("bdfgklmnprstvz"), ["a", "e", "i", "o", "u", "ai", "ou"]
+    words = set()
+    while len(words) < n:
+        k = rng.integers(2, 5)
+        words.add("".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(k)))
+    return sorted(words)
+
+
+def make_imbalanced_text(n_documents=2000, positive_fraction=0.05, vocabulary=3000, topic_words=40,
+                         random_state=0):
+    """A synthetic text corpus with a rare topic: (documents, labels), labels 1 for the topic.
+
+    Words follow Zipf's law over a made-up ``vocabulary``. A positive document draws about one word in
+    eight from the topic's ``topic_words`` words; a negative one draws from them rarely (one word in
+    eighty), so that no single word decides the class -- an imbalanced problem of the kind where the
+    measure (F1) and not accuracy matters. Deterministic for a given ``random_state``.
+
+    Examples
+    --------
+    >>> from structfs.datasets import make_imbalanced_text
+    >>> docs, y = make_imbalanced_text(n_documents=200)
+    >>> len(docs), int(y.sum())
+    (200, 10)
+    """
+    from ._validation import check_positive_int
+
+    check_positive_int(n_documents, "n_documents", low=2)
+    check_positive_int(vocabulary, "vocabulary", low=2)
+    check_positive_int(topic_words, "topic_words")
+    if not 0.0 < positive_fraction < 1.0:
+        raise ValueError(f"positive_fraction must be in (0, 1), got {positive_fraction!r}.")
+    rng = np.random.default_rng(random_state)
+    words = rng.permutation(_words(rng, vocabulary + topic_words))
+    common, topic = words[:vocabulary], words[vocabulary:]
+    zipf = 1.0 / np.arange(1, vocabulary + 1)
+    zipf /= zipf.sum()
+    n_pos = max(1, int(round(positive_fraction * n_documents)))
+    y = np.zeros(n_documents, dtype=int)
+    y[rng.permutation(n_documents)[:n_pos]] = 1
+    lengths = rng.poisson(60, n_documents) + 10
+    topic_rate = np.where(y == 1, 0.08, 0.01)
+    docs = []
+    for length, rate in zip(lengths, topic_rate):
+        from_topic = rng.random(length) < rate
+        tokens = np.where(from_topic, rng.choice(topic, length), rng.choice(common, length, p=zipf))
+        docs.append(" ".join(tokens))
+    return docs, y
+
+
+def make_digit_bags(n_bags=300, target=3, bag_size=(3, 8), positive_fraction=0.2, random_state=0):
+    """Multiple-instance data from scikit-learn's digits: a bag is a set of digit images, positive when it
+    holds at least one image of ``target`` -- an image-retrieval problem in miniature.
+
+    Returns (bags, y): a list of (n_instances, 64) arrays with pixel values in [0, 1], and 0/1 labels.
+
+    Examples
+    --------
+    >>> from structfs.datasets import make_digit_bags
+    >>> bags, y = make_digit_bags(n_bags=50)
+    >>> len(bags), bags[0].shape[1], int(y.sum())
+    (50, 64, 10)
+    """
+    from sklearn.datasets import load_digits
+
+    from ._validation import check_positive_int
+
+    check_positive_int(n_bags, "n_bags", low=2)
+    low, high = bag_size
+    check_positive_int(low, "bag_size")
+    check_positive_int(high, "bag_size", low=low)
+    if not 0.0 < positive_fraction < 1.0:
+        raise ValueError(f"positive_fraction must be in (0, 1), got {positive_fraction!r}.")
+    X, digit = load_digits(return_X_y=True)
+    X = X / 16.0
+    if target not in set(digit.tolist()):
+        raise ValueError(f"target must be a digit 0..9, got {target!r}.")
+    rng = np.random.default_rng(random_state)
+    with_target, others = np.flatnonzero(digit == target), np.flatnonzero(digit != target)
+    n_pos = max(1, int(round(positive_fraction * n_bags)))
+    y = np.zeros(n_bags, dtype=int)
+    y[rng.permutation(n_bags)[:n_pos]] = 1
+    bags = []
+    for label in y:
+        size = int(rng.integers(low, high + 1))
+        rows = rng.choice(others, size, replace=False)
+        if label:                               # one or two images of the target digit
+            k = min(size, int(rng.integers(1, 3)))
+            rows[:k] = rng.choice(with_target, k, replace=False)
+        bags.append(X[rng.permutation(rows)])
+    return bags, y

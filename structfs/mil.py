@@ -14,6 +14,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context, clone
+from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -94,6 +95,8 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {"sigma": [_SIGMA, None], "standardize": ["boolean"]}
+    # the bags are the data (scikit-learn's X), not metadata to route
+    __metadata_request__fit = __metadata_request__transform = {"bags": metadata_routing.UNUSED}
 
     def __init__(self, sigma=None, standardize=True):
         self.sigma = sigma
@@ -257,6 +260,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     ([0, 1, 0, 1], True)
     """
 
+    __metadata_request__fit = __metadata_request__decision_function = __metadata_request__predict = {
+        "bags": metadata_routing.UNUSED}           # the bags are the data (scikit-learn's X), not metadata
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "decision_function"]), None],
         "loss": [str, Loss, None],
