@@ -217,22 +217,50 @@ def _predict(args):
     return 0
 
 
+# (name, measure, needs both classes) in the order svm_perf_classify prints them, then structfs's own
+_MEASURES = (("Accuracy", "accuracy", False), ("Precision", "precision", False), ("Recall", "recall", True),
+             ("F1", "f1", False), ("PRBEP", "prbep", True), ("ROC-AUC", "roc_auc", True),
+             ("AP", "average_precision", True), ("Prec@k", "precision_at_k", False), ("Rec@k", "recall_at_k", True),
+             ("pAUC", "partial_auc", True), ("Error", "error_rate", False))
+_SVMPERF_NAMES = {"ROC-AUC": "ROCArea", "AP": "AvgPrec"}
+
+
+def _precision(y, s):
+    from .metrics import contingency_table
+
+    a, b, _, _ = contingency_table(y, np.where(s > 0, 1, -1))
+    return 100.0 * a / (a + b) if a + b else 0.0
+
+
+def _recall(y, s):
+    from .metrics import contingency_table
+
+    a, _, c, _ = contingency_table(y, np.where(s > 0, 1, -1))
+    return 100.0 * a / (a + c) if a + c else 0.0
+
+
 def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1):
-    """Every measure (percent); macro-averaged over one-vs-rest columns for more than two classes."""
+    """Every measure (percent) of the scores, labels cut at 0; macro-averaged over one-vs-rest columns for
+    more than two classes. Also "k of Prec@k" and "k of Rec@k": the k of each column."""
     from . import metrics
 
     columns = [scores] if scores.ndim == 1 else [scores[:, j] for j in range(scores.shape[1])]
     targets = [classes[1]] if scores.ndim == 1 else list(classes)
-    out = {}
-    for name, fn in (("F1", metrics.f1), ("PRBEP", metrics.prbep), ("Prec@k", metrics.precision_at_k),
-                     ("Rec@k", metrics.recall_at_k), ("ROC-AUC", metrics.roc_auc), ("AP", metrics.average_precision),
-                     ("pAUC", metrics.partial_auc), ("Error", metrics.error_rate)):
+    measures = {"precision": _precision, "recall": _recall}
+    out = {"k of Prec@k": [], "k of Rec@k": []}
+    for name, function, needs_both in _MEASURES:
+        fn = measures.get(function) or getattr(metrics, function)
         values = []
         for col, target in zip(columns, targets):
             yy = np.where(y == target, 1, -1)
-            if name in ("PRBEP", "Rec@k", "ROC-AUC", "AP", "pAUC") and (yy > 0).sum() in (0, len(yy)):
+            n_pos = int((yy > 0).sum())
+            if needs_both and n_pos in (0, len(yy)):
                 continue
             kw = {"k_frac": k_frac} if k_frac and name in ("Prec@k", "Rec@k") else {}
+            if name in ("Prec@k", "Rec@k"):
+                default = 0.5 if name == "Prec@k" else 2.0
+                out[f"k of {name}"].append(metrics.resolve_k(None, k_frac or None, n_pos, len(yy), default,
+                                                             above_n=name == "Rec@k"))
             if name == "pAUC":
                 kw = {"beta": beta}
             values.append(fn(yy, col, **kw))
@@ -268,10 +296,26 @@ def _evaluate(args):
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
     result = evaluate_scores(model.classes_, scores, y, args.p, args.beta)
-    label = f"macro-averaged over {len(model.classes_)} classes" if scores.ndim == 2 else "binary"
-    print(f"{args.test_file}: {len(y)} examples ({label}; pAUC over false-positive rates up to {args.beta:g})")
-    for name, value in result.items():
-        print(f"{name:8s} {value:8.3f}")
+    classes = np.asarray(model.classes_)
+    predicted = classes[(scores > 0).astype(int)] if scores.ndim == 1 else classes[np.argmax(scores, axis=1)]
+    correct = int(np.count_nonzero(predicted == y))
+    label = f"macro-averaged one-vs-rest over {len(classes)} classes" if scores.ndim == 2 else "binary"
+    print(f"{args.test_file}: {len(y)} examples ({label}; labels are the scores cut at 0)")
+    print(f"Zero/one-error on test set: {100.0 * (len(y) - correct) / len(y):.2f}% ({correct} correct, "
+          f"{len(y) - correct} incorrect, {len(y)} total)")
+    for name, _, _ in _MEASURES:
+        if name == "Error":
+            continue
+        shown = f"{_SVMPERF_NAMES.get(name, name) + ':':10s} {result[name]:6.2f}"
+        ks = result.get(f"k of {name}")
+        if ks:
+            default = "0.5" if name == "Prec@k" else "2"
+            fraction = f"{args.p:g}" if args.p else default
+            shown += (f"  (k = {ks[0]}: {fraction} x the positives)" if len(ks) == 1
+                      else f"  (k = {fraction} x each class's positives)")
+        if name == "pAUC":
+            shown += f"  (false-positive rates up to {args.beta:g})"
+        print(shown)
     return 0
 
 
@@ -324,6 +368,34 @@ def _mean_selected(clf):
     return float(np.mean([len(b.selected_features_) for b in getattr(clf, "estimators_", [clf])]))
 
 
+# svm_perf options that have no meaning in structfs, each with the reason it is refused (the options that
+# do have one -- -c -l -e -v -y -w --b --p, and -p 1 / -o 2, which are what structfs solves -- are accepted)
+_KERNEL = "kernels: structfs learns linear models (map the features explicitly, e.g. sklearn.kernel_approximation)"
+_INTERNAL = "a setting of svm_perf's own solver, which structfs's solver does not have"
+SVMPERF_REFUSED = {
+    "-t": _KERNEL, "-d": _KERNEL, "-g": _KERNEL, "-s": _KERNEL, "-r": _KERNEL, "-u": _KERNEL,
+    "--i": "sparse kernel approximation: " + _KERNEL, "--k": "basis functions of the kernel approximation: "
+    + _KERNEL, "--r": "seed of the kernel approximation: " + _KERNEL, "--s": "the kernel approximation: " + _KERNEL,
+    "--t": "the kernel approximation: " + _KERNEL,
+    "-k": _INTERNAL, "-f": _INTERNAL, "-b": _INTERNAL, "-n": _INTERNAL, "-m": _INTERNAL, "-#": _INTERNAL,
+    "-a": "the dual variables: structfs's model file holds the primal weights",
+}
+_SLACK_NORM = {"-p": ("1", "structfs solves the L1-slack problem (svm_perf's default -p 1)"),
+               "-o": ("2", "structfs uses margin rescaling (svm_perf's default -o 2)")}
+
+
+def _refuse_svmperf_options(argv):
+    """A one-line error for an svm_perf option without a meaning here (before argparse's generic one)."""
+    for i, token in enumerate(argv):
+        if token in SVMPERF_REFUSED:
+            raise CLIError(f"svm_perf's {token} is not supported: {SVMPERF_REFUSED[token]}")
+        if token in _SLACK_NORM:
+            kept, reason = _SLACK_NORM[token]
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+            if value != kept:
+                raise CLIError(f"svm_perf's {token} {value} is not supported: {reason}")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (exit 2), like every other structfs error."""
 
@@ -370,6 +442,10 @@ def build_parser():
         p.add_argument("-w", dest="algorithm", type=int, default=None, choices=range(10), metavar="{0..9}",
                        help="svm_perf's choice among its optimisation algorithms: accepted and noted; structfs "
                             "has one (stabilised 1-slack cutting planes, with feature generation under -B)")
+        p.add_argument("-p", dest="slack_norm", choices=["1"], default="1",
+                       help="svm_perf's L-norm of the slacks: 1 (the only one structfs solves)")
+        p.add_argument("-o", dest="rescaling", choices=["2"], default="2",
+                       help="svm_perf's rescaling: 2, margin rescaling (the only one structfs solves)")
         p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
 
     train = sub.add_parser("train", help="learn a model from an SVMlight file or a shard directory",
@@ -406,6 +482,8 @@ def build_parser():
     evaluate = sub.add_parser("evaluate", help="print every measure of a model on an SVMlight file")
     evaluate.add_argument("test_file", metavar="TEST_FILE")
     evaluate.add_argument("model_file", metavar="MODEL_FILE")
+    evaluate.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity (svm_perf_classify's -v; "
+                          "accepted)")
     evaluate.add_argument("--p", dest="p", type=float, default=None,
                           help="k for Prec@k/Rec@k as a fraction of positives")
     evaluate.add_argument("--beta", dest="beta", type=float, default=0.1,
@@ -426,6 +504,13 @@ def build_parser():
 
 def main(argv=None):
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("train", "path", "predict", "evaluate"):
+        try:
+            _refuse_svmperf_options(argv[1:])
+        except CLIError as exc:
+            print(f"structfs {argv[0]}: error: {exc}", file=sys.stderr)
+            return 2
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -38,8 +38,10 @@ def test_train_predict_evaluate_binary(digits_files, capsys):
     capsys.readouterr()
     assert main(["evaluate", str(digits_files["bin.test"]), str(model)]) == 0
     printed = capsys.readouterr().out
-    for name in ("F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "Error"):
-        assert name in printed
+    for line in ("Zero/one-error on test set:", "Accuracy:", "Precision:", "Recall:", "F1:", "PRBEP:", "ROCArea:",
+                 "AvgPrec:", "Prec@k:", "Rec@k:"):       # svm_perf_classify's lines, then k of Prec@k / Rec@k
+        assert line in printed
+    assert "x the positives)" in printed and "(k = " in printed
 
 
 def test_multiclass_is_one_vs_rest_with_a_column_per_class(digits_files):
@@ -249,7 +251,7 @@ def test_retrieval_losses_train_with_beta_and_evaluate_prints_ap_and_pauc(digits
     printed = capsys.readouterr().out
     Xt, yt = load_svmlight_file(str(digits_files["bin.test"]), n_features=64, zero_based=False)
     ap = 100 * average_precision_score(yt, load_model(model).decision_function(Xt))
-    assert f"AP       {ap:8.3f}" in printed and "pAUC" in printed and "up to 0.2" in printed
+    assert f"AvgPrec:   {ap:6.2f}" in printed and "pAUC" in printed and "up to 0.2" in printed
     assert main(["evaluate", "--beta", "1.5", str(digits_files["bin.test"]), str(model)]) == 1
     assert "--beta must be in (0, 1]" in capsys.readouterr().err
     assert main(["train", "-l", "ap", "-v", "0", str(digits_files["bin.train"]), str(tmp_path / "ap.model")]) == 0
@@ -338,3 +340,23 @@ def test_svm_perf_options_w_and_y_are_accepted(digits_files, tmp_path, capsys):
     model = tmp_path / "m.json"
     assert main(["train", "-w", "3", "-y", "0", "-c", "100", str(digits_files["bin.train"]), str(model)]) == 0
     assert "-w 3" in capsys.readouterr().err and model.exists()
+
+
+@pytest.mark.parametrize("option,value,reason", [
+    ("-t", "2", "linear models"), ("-g", "0.5", "linear models"), ("--i", "1", "linear models"),
+    ("-k", "100", "solver"), ("-f", "10", "solver"), ("-#", "100", "solver"), ("-a", "alphas.txt", "primal"),
+    ("-p", "2", "L1-slack"), ("-o", "1", "margin rescaling"),
+])
+def test_svmperf_options_without_a_meaning_are_refused_with_the_reason(digits_files, tmp_path, capsys, option, value,
+                                                                      reason):
+    code = main(["train", option, value, str(digits_files["bin.train"]), str(tmp_path / "m.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"svm_perf's {option}" in err and reason in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_svmperf_defaults_spelled_out_are_accepted(digits_files, tmp_path):
+    model = tmp_path / "m.json"
+    assert main(["train", "-c", "100", "-p", "1", "-o", "2", "-w", "9", "-y", "0", "-v", "0", "--b", "1",
+                 str(digits_files["bin.train"]), str(model)]) == 0
+    assert main(["evaluate", "-v", "1", str(digits_files["bin.test"]), str(model)]) == 0
