@@ -3,7 +3,21 @@
 The public names are imported on first use (PEP 562), so that ``structfs --help`` and other light
 uses do not pay for numba, scikit-learn and scipy.
 """
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:       # what type checkers and IDEs see; at run time the names load on first use
+    from . import cluster as cluster
+    from . import datasets as datasets
+    from . import losses, metrics
+    from . import mil as mil
+    from . import shards as shards
+    from . import solvers as solvers
+    from . import testing as testing
+    from .estimators import OneVsRestStructSVM, StructSVM
+    from .model_io import load_model, save_model
+    from .model_selection import StructSVMCV
 
 _PUBLIC = {
     "StructSVM": "estimators", "OneVsRestStructSVM": "estimators", "StructSVMCV": "model_selection",

@@ -1,6 +1,9 @@
 """StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
+from __future__ import annotations
+
 import warnings
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -8,6 +11,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from typing_extensions import Self
 
 from . import _defaults
 from ._validation import check_magnitude, is_dask_array, keeps_state_on_failure
@@ -70,7 +77,7 @@ class LinearBinaryMixin:
         tags.input_tags.sparse = True
         return tags
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Decision values ``X @ coef_[0] + intercept_[0]`` (n_samples,); X dense, scipy.sparse, a
         shard directory's matrix or row blocks on a cluster."""
         check_is_fitted(self)
@@ -99,7 +106,7 @@ class LinearBinaryMixin:
             self.coef_ = sp.csr_matrix(self.coef_)
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """``classes_[1]`` where the decision value is > 0, else ``classes_[0]``.
 
         The contingency losses ("f1", "fbeta", "error", ...) learn this threshold: their optimum is
@@ -127,7 +134,7 @@ class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         model.n_features_in_ = model.coef_.shape[1]
         return model
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         raise TypeError("LinearModel holds given weights (LinearModel.from_weights) and is not fitted; use "
                         "StructSVM to learn them.")
 
@@ -238,10 +245,11 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, loss="f1", C=_defaults.C, budget=None, bias=_defaults.BIAS, loss_params=None,
-                 tol=_defaults.TOL, outer_tol=None, max_iter=_defaults.MAX_ITER, max_outer=_defaults.MAX_OUTER,
-                 max_features=None, refit=None, master_solver=_defaults.MASTER_SOLVER,
-                 verbose=0):
+    def __init__(self, loss: str | Loss = "f1", C: float = _defaults.C, budget: int | None = None,
+                 bias: float = _defaults.BIAS, loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
+                 outer_tol: float | None = None, max_iter: int = _defaults.MAX_ITER,
+                 max_outer: int = _defaults.MAX_OUTER, max_features: int | None = None, refit: float | None = None,
+                 master_solver: str = _defaults.MASTER_SOLVER, verbose: int = 0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -268,7 +276,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
         :class:`structfs.shards.ShardedMatrix` on disk, a :class:`structfs.cluster.DaskRowBlocks` or a dask
         array on a cluster (with a budget; a dask array runs on the current dask.distributed client),
@@ -387,9 +395,9 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, estimator=None, loss=None, C=None, budget=None, bias=None, loss_params=None, tol=None,
-                 outer_tol=None, max_iter=None, max_outer=None, max_features=None, refit=None, master_solver=None,
-                 verbose=None, n_jobs=None):
+    def __init__(self, estimator: BaseEstimator | None = None, loss=None, C=None, budget=None, bias=None,
+                 loss_params=None, tol=None, outer_tol=None, max_iter=None, max_outer=None, max_features=None,
+                 refit=None, master_solver=None, verbose=None, n_jobs: int | None = None):
         self.estimator = estimator
         self.loss = loss
         self.C = C
@@ -428,7 +436,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)      # the binary estimator's parameters are checked too
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         from joblib import Parallel, delayed
 
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32])
@@ -457,20 +465,20 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             delayed(_fit_one)(self._binary(), X, t) for t in _progress(targets, self.verbose, "classes"))
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
         scores = np.column_stack([est.decision_function(X) for est in self.estimators_])
         return scores[:, 0] if self.classes_.shape[0] == 2 else scores
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> np.ndarray:
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
 
-def check_parameters(estimator):
+def check_parameters(estimator: BaseEstimator) -> BaseEstimator:
     """Check an estimator's parameters without fitting it: a ValueError naming the first bad one.
 
     For callers that must refuse bad settings before reading data (the command line, model files,

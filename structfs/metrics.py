@@ -17,10 +17,17 @@ All measures take true labels (``{-1,+1}``, ``{0,1}`` or bool) and real-valued d
 These are exactly ``100 - Delta`` of the corresponding losses in :mod:`structfs.losses` (for "ap"
 and "pauc" on untied scores; "pauc" when beta N is a whole number of negatives).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy.stats import rankdata
 
 from ._validation import check_binary_labels, check_positive_float, check_positive_int, check_scores
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "contingency_table", "f1", "fbeta", "accuracy", "error_rate", "precision_at_k", "recall_at_k",
@@ -34,7 +41,7 @@ def _prepare(y, s):
     return y, check_scores(s, y.shape[0], "scores")
 
 
-def contingency_table(y_true, y_pred):
+def contingency_table(y_true: ArrayLike, y_pred: ArrayLike) -> tuple[int, int, int, int]:
     """(a, b, c, d) = (TP, FP, FN, TN) of two -1/+1 labelings."""
     y_true = check_binary_labels(y_true, "y_true")
     y_pred = check_binary_labels(y_pred, "y_pred")
@@ -64,7 +71,7 @@ def _table_at_sign(y, s):
     return a, b, c, y.shape[0] - a - b - c
 
 
-def fbeta(y_true, scores, beta=1.0):
+def fbeta(y_true: ArrayLike, scores: ArrayLike, beta: float = 1.0) -> float:
     """F_beta (percent) of the labeling sign(scores)."""
     beta = check_positive_float(beta, "beta")
     y, s = _prepare(y_true, scores)
@@ -72,22 +79,23 @@ def fbeta(y_true, scores, beta=1.0):
     return 100.0 * float(fbeta_from_table(a, b, c, beta * beta))
 
 
-def f1(y_true, scores):
+def f1(y_true: ArrayLike, scores: ArrayLike) -> float:
     """F1 (percent) of the labeling sign(scores); 0 when there is no true positive."""
     return fbeta(y_true, scores, 1.0)
 
 
-def accuracy(y_true, scores):
+def accuracy(y_true: ArrayLike, scores: ArrayLike) -> float:
     y, s = _prepare(y_true, scores)
     a, b, c, d = _table_at_sign(y, s)
     return 100.0 * (a + d) / y.shape[0]
 
 
-def error_rate(y_true, scores):
+def error_rate(y_true: ArrayLike, scores: ArrayLike) -> float:
     return 100.0 - accuracy(y_true, scores)
 
 
-def resolve_k(k, k_frac, n_pos, n, default_frac, above_n=False):
+def resolve_k(k: int | None, k_frac: float | None, n_pos: int, n: int, default_frac: float,
+              above_n: bool = False) -> int:
     """The k of Prec@k/Rec@k: explicit ``k``, else ``max(1, floor(k_frac * n_pos))`` as svm_perf.
 
     With neither given, ``default_frac`` applies (svm_perf's defaults: 0.5 for Prec@k, 2 for Rec@k).
@@ -116,13 +124,13 @@ def _top_k_hits(y, s, k):
     return hits + (k - n_above) * np.count_nonzero(y[tied] > 0) / np.count_nonzero(tied)
 
 
-def precision_at_k(y_true, scores, k=None, k_frac=None):
+def precision_at_k(y_true: ArrayLike, scores: ArrayLike, k: int | None = None, k_frac: float | None = None) -> float:
     y, s = _prepare(y_true, scores)
     k = resolve_k(k, k_frac, int(np.count_nonzero(y > 0)), y.shape[0], 0.5)
     return 100.0 * _top_k_hits(y, s, k) / k
 
 
-def recall_at_k(y_true, scores, k=None, k_frac=None):
+def recall_at_k(y_true: ArrayLike, scores: ArrayLike, k: int | None = None, k_frac: float | None = None) -> float:
     y, s = _prepare(y_true, scores)
     n_pos = int(np.count_nonzero(y > 0))
     if n_pos == 0:
@@ -131,7 +139,7 @@ def recall_at_k(y_true, scores, k=None, k_frac=None):
     return 100.0 * _top_k_hits(y, s, k) / n_pos
 
 
-def prbep(y_true, scores):
+def prbep(y_true: ArrayLike, scores: ArrayLike) -> float:
     """Precision (= recall) of the top-P scores, P the number of positives."""
     y, s = _prepare(y_true, scores)
     n_pos = int(np.count_nonzero(y > 0))
@@ -140,7 +148,7 @@ def prbep(y_true, scores):
     return 100.0 * _top_k_hits(y, s, n_pos) / n_pos
 
 
-def roc_auc(y_true, scores):
+def roc_auc(y_true: ArrayLike, scores: ArrayLike) -> float:
     """Area under the ROC curve in percent; tied positive/negative pairs count one half."""
     y, s = _prepare(y_true, scores)
     pos = y > 0
@@ -162,7 +170,7 @@ def _ranked_counts(y, s):
     return tps, ends + 1 - tps
 
 
-def average_precision(y_true, scores):
+def average_precision(y_true: ArrayLike, scores: ArrayLike) -> float:
     """Average precision in percent: sum over thresholds of (recall gained) x precision, tied scores
     forming one threshold -- scikit-learn's ``average_precision_score``."""
     y, s = _prepare(y_true, scores)
@@ -174,7 +182,7 @@ def average_precision(y_true, scores):
     return 100.0 * float(np.sum(recall_gain * tps / (tps + fps)))
 
 
-def resolve_beta(beta, name="beta"):
+def resolve_beta(beta: float, name: str = "beta") -> float:
     """beta of the partial ROC area: a number in (0, 1]; ValueError naming ``name`` otherwise."""
     if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number in (0, 1], got {beta!r}.")
@@ -184,7 +192,7 @@ def resolve_beta(beta, name="beta"):
     return beta
 
 
-def partial_auc(y_true, scores, beta=0.1):
+def partial_auc(y_true: ArrayLike, scores: ArrayLike, beta: float = 0.1) -> float:
     """ROC area over false-positive rates [0, beta] divided by beta, in percent (100: every positive
     above the top beta-fraction of the negatives). Tied scores give a diagonal ROC segment, and the
     curve is interpolated at beta, as in scikit-learn's ``roc_auc_score(max_fpr=beta)``, which then
@@ -254,7 +262,7 @@ class StructScorer:
         return f"StructScorer({self.measure!r}{extra})"
 
 
-def get_scorer(measure, **params):
+def get_scorer(measure: str, **params) -> StructScorer:
     """Scorer for ``GridSearchCV(scoring=get_scorer("f1"))`` on the 0-1 scale; measures as in
     :data:`MEASURES`."""
     return StructScorer(measure, **params)

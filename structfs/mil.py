@@ -9,8 +9,12 @@ MILES used an L1-SVM; :class:`MILESClassifier` uses :class:`structfs.StructSVMCV
 serves F1 (or any structfs loss) directly, under a budget (Mao & Tsang), with C, the budget, the
 number of instances and sigma chosen by inner cross-validation.
 """
+from __future__ import annotations
+
 import functools
+from collections.abc import Sequence
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context, clone
@@ -24,6 +28,10 @@ from .losses import Loss
 from .model_selection import StructSVMCV, best_candidate, budget_under_cap, check_grid
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from typing_extensions import Self
 
 _BLOCK = 1 << 23     # distance-matrix entries per block (64 MB of float64)
 
@@ -98,13 +106,13 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
     # the bags are the data (scikit-learn's X), not metadata to route
     __metadata_request__fit = __metadata_request__transform = {"bags": metadata_routing.UNUSED}
 
-    def __init__(self, sigma=None, standardize=True):
+    def __init__(self, sigma: float | None = None, standardize: bool = True):
         self.sigma = sigma
         self.standardize = standardize
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, bags, y=None):
+    def fit(self, bags: Sequence[ArrayLike], y: ArrayLike | None = None) -> Self:
         sigma = None if self.sigma is None else float(self.sigma)
         bags = check_bags(bags)
         pool = np.vstack(bags)
@@ -151,7 +159,7 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
             out[start:stop] = np.minimum.reduceat(d2, offsets, axis=0)
         return np.maximum(out, 0.0)
 
-    def transform(self, bags):
+    def transform(self, bags: Sequence[ArrayLike]) -> np.ndarray:
         """(n_bags, n_pool) similarities of each bag to every training instance."""
         return np.exp(-self.min_sq_distances(bags) / (2.0 * self.sigma_ ** 2))
 
@@ -270,7 +278,9 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         "max_instances": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, estimator=None, loss=None, sigma=None, standardize=True, max_instances=None):
+    def __init__(self, estimator: BaseEstimator | None = None, loss: str | Loss | None = None,
+                 sigma: float | Sequence[float] | None = None, standardize: bool = True,
+                 max_instances: int | None = None):
         self.estimator = estimator
         self.loss = loss
         self.sigma = sigma
@@ -295,7 +305,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)     # a given estimator's parameters are checked too
-    def fit(self, bags, y):
+    def fit(self, bags: Sequence[ArrayLike], y: ArrayLike) -> Self:
         est = self._resolve_estimator()
         searching = isinstance(est, StructSVMCV)
         if self.sigma is not None:
@@ -354,11 +364,11 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         self.selected_instances_ = np.column_stack([chosen, embedding.pool_bag_[chosen]])
         return self
 
-    def decision_function(self, bags):
+    def decision_function(self, bags: Sequence[ArrayLike]) -> np.ndarray:
         check_is_fitted(self)
         return self.estimator_.decision_function(self.embedding_.transform(bags)[:, self.columns_])
 
-    def predict(self, bags):
+    def predict(self, bags: Sequence[ArrayLike]) -> np.ndarray:
         scores = self.decision_function(bags)
         return self.classes_[(scores > 0).astype(int)]
 

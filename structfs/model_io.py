@@ -13,12 +13,16 @@ one-vs-rest model whose binaries have parameters of their own (one-vs-rest over 
 class's C, budget, groups) records them per model, as format 3, which an older reader refuses rather
 than build every binary from the shared parameters.
 """
+from __future__ import annotations
+
 import json
 import math
 import numbers
+import os
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
 
 from . import __version__
 from ._files import atomic_write, read_small_text
@@ -117,7 +121,7 @@ def _binary_record(est, shared_params=None):
     return record
 
 
-def save_model(estimator, path):
+def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     """Write a fitted StructSVM or OneVsRestStructSVM (of StructSVMs) to ``path`` (JSON).
 
     Refuses (ValueError, nothing written) what it could not read back exactly: a user-defined loss,
@@ -321,7 +325,7 @@ def _binary_of(ovr, record, i, version):
     return _build(StructSVM, _field(record, "params", "dict", f"models[{i}]."), f"models[{i}].params.")
 
 
-def load_model(path):
+def load_model(path: str | os.PathLike) -> BaseEstimator:
     """Read and validate a model file written by :func:`save_model` (or ``structfs train``)."""
     text = read_small_text(path, "structfs model file")
     try:

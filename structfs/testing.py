@@ -12,10 +12,17 @@ Contingency-table losses (``loss.is_contingency``) are enumerated over all label
 iterable of every admissible (coef, delta) — :class:`structfs.losses.ROCAreaLoss` does (all pairwise
 orderings); otherwise only consistency and pickling are checked.
 """
+from __future__ import annotations
+
 import itertools
 import pickle
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .losses import Loss
 
 __all__ = ["check_loss"]
 
@@ -99,7 +106,7 @@ def _check_case(loss, y, s, tol):
     return out
 
 
-def check_loss(loss, sizes=(1, 2, 3, 4, 6, 8), seed=0, tol=1e-9):
+def check_loss(loss: Loss, sizes: Sequence[int] = (1, 2, 3, 4, 6, 8), seed: int = 0, tol: float = 1e-9) -> int:
     """Verify ``loss`` by enumeration; raise AssertionError naming the failing cases.
 
     For every n in ``sizes`` it tries random, single-positive, single-negative and one-class labels

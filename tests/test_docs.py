@@ -41,3 +41,20 @@ def test_gallery_examples_need_no_private_data():
         text = example.read_text()
         assert "STRUCTFS_DATA" not in text and "load_r8" not in text and "load_sms_spam" not in text, example.name
         assert example.name.startswith("plot_"), f"{example.name}: sphinx-gallery runs plot_*.py only"
+
+
+def test_the_package_is_typed_for_its_users():
+    """py.typed ships with the package, and the public names are visible to type checkers (the lazy
+    imports of ``structfs/__init__.py`` are mirrored under TYPE_CHECKING)."""
+    import typing
+
+    import structfs
+    from structfs import StructSVM
+
+    assert (ROOT / "structfs" / "py.typed").exists()
+    assert 'structfs = ["py.typed"]' in (ROOT / "pyproject.toml").read_text()
+    init = (ROOT / "structfs" / "__init__.py").read_text()
+    for name in structfs.__all__:
+        assert name == "__version__" or name in init.split("if TYPE_CHECKING:")[1].split("\n\n")[0], name
+    hints = typing.get_type_hints(StructSVM.__init__)
+    assert hints["C"] is float and hints["budget"] == int | None

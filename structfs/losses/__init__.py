@@ -3,6 +3,8 @@
 ``get_loss(name, **params)`` builds a built-in loss; ``ContingencyLoss(fn)`` wraps any function of the
 contingency table; subclass :class:`Loss` for a loss of another structure (see docs/custom_loss.md).
 """
+from __future__ import annotations
+
 from .auc import ROCAreaLoss
 from .base import ContingencyLoss, Loss, SortedClasses
 from .error import ErrorRateLoss
@@ -26,7 +28,7 @@ LOSSES = {
 SVMPERF_CODES = {1: "f1", 2: "error", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "auc"}
 
 
-def get_loss(name, **params):
+def get_loss(name: str | Loss, **params) -> Loss:
     """A loss object by name (see ``LOSSES``), or ``name`` itself if it is already a :class:`Loss`."""
     if isinstance(name, Loss):
         if params:

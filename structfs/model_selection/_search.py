@@ -6,8 +6,12 @@ the cost of one fit (``Solver.path``). So each (C, budget) cell of the grid cost
 and every length of the path is scored on the fold's validation part without refitting. The chosen
 (C, budget, number of groups) is then fitted once on all the data.
 """
+from __future__ import annotations
+
 import numbers
 import warnings
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,7 +26,7 @@ from sklearn.utils.validation import validate_data
 from .. import _defaults
 from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
 from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
-from ..losses import get_loss
+from ..losses import Loss, get_loss
 from ..solvers import Solver
 from ._grid import (
     DEFAULT_C_PER_SAMPLE,
@@ -36,6 +40,10 @@ from ._grid import (
 from ._path import Fold, PathScoring, _cut_at_best, _rows, fold_path
 from ._results import best_candidate, cv_results, grid_results
 from ._scoring import check_scoring
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from typing_extensions import Self
 
 # When every candidate is the zero model, or the refitted model is (the loss's structural optimum is w = 0:
 # F-measures on noisy, imbalanced data, or with few positives), the search is run again with this ranking
@@ -162,10 +170,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "n_jobs": [numbers.Integral, None],
     }
 
-    def __init__(self, loss="f1", Cs=None, scale_C=True, budgets=None, cv=3, scoring=None, max_features=None,
-                 bias=_defaults.BIAS, loss_params=None, tol=_defaults.TOL, max_iter=_defaults.MAX_ITER,
-                 max_outer=_defaults.MAX_OUTER, n_iter_no_change=5, debias=True, master_solver=_defaults.MASTER_SOLVER,
-                 n_jobs=None, verbose=0):
+    def __init__(self, loss: str | Loss = "f1", Cs: Iterable[float] | None = None, scale_C: bool = True,
+                 budgets: Iterable[int | None] | None = None, cv: int | Any = 3,
+                 scoring: str | Callable | None = None, max_features: int | None = None, bias: float = _defaults.BIAS,
+                 loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
+                 max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
+                 n_iter_no_change: int | None = 5, debias: bool = True, master_solver: str = _defaults.MASTER_SOLVER,
+                 n_jobs: int | None = None, verbose: int = 0):
         self.loss = loss
         self.Cs = Cs
         self.scale_C = scale_C
@@ -279,7 +290,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Cross-validate the grid, then fit the best candidate on all of X, y."""
         self._resolve()
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
@@ -353,7 +364,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         cut_X = None if cut_data is None or threshold_loss is None else cut_data(table)
         return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X)
 
-    def score(self, X, y):
+    def score(self, X: ArrayLike, y: ArrayLike) -> float:
         """The search's measure (``scoring``; default: the loss's own, e.g. F1 for "f1") of the refitted
         model on X, y, on scikit-learn's 0-1 scale -- as ``LogisticRegressionCV.score`` uses its
         ``scoring``."""
