@@ -1,5 +1,6 @@
 """Sphinx configuration of the structfs documentation (``sphinx-build -W docs docs/_build/html``)."""
 import os
+import re
 import warnings
 
 import structfs
@@ -49,3 +50,16 @@ sphinx_gallery_conf = {
 os.environ.setdefault("MPLBACKEND", "Agg")
 # the examples' own progress and convergence messages are part of their output, not build warnings
 warnings.filterwarnings("ignore", category=UserWarning, message="Matplotlib is currently using agg")
+autosummary_imported_members = False
+
+
+def _plain_scikit_learn_references(app, what, name, obj, options, lines):
+    """Methods inherited from scikit-learn (get_params, score, ...) cite its own documentation's labels and
+    glossary, which this site does not have (no network for intersphinx in CI): show them as literals."""
+    if getattr(obj, "__module__", "").startswith("sklearn"):
+        lines[:] = [re.sub(r":(?:ref|term|class|func|meth|attr|mod):`~?([^`<]*?)\s*(?:<[^>]*>)?`", r"``\1``", line)
+                    for line in lines]
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _plain_scikit_learn_references)

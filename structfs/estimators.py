@@ -437,6 +437,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)      # the binary estimator's parameters are checked too
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+        """Fit one clone of ``estimator`` per class (one for two classes) on X, y; returns self."""
         from joblib import Parallel, delayed
 
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32])
@@ -466,12 +467,14 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """Decision values: (n_samples,) for two classes, else (n_samples, n_classes), a column per class."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
         scores = np.column_stack([est.decision_function(X) for est in self.estimators_])
         return scores[:, 0] if self.classes_.shape[0] == 2 else scores
 
     def predict(self, X: ArrayLike) -> np.ndarray:
+        """The class of the largest decision value (two classes: the sign of the single one)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]

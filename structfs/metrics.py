@@ -85,12 +85,14 @@ def f1(y_true: ArrayLike, scores: ArrayLike) -> float:
 
 
 def accuracy(y_true: ArrayLike, scores: ArrayLike) -> float:
+    """Percent of examples whose label is the sign of their score (a score of 0 counts as negative)."""
     y, s = _prepare(y_true, scores)
     a, b, c, d = _table_at_sign(y, s)
     return 100.0 * (a + d) / y.shape[0]
 
 
 def error_rate(y_true: ArrayLike, scores: ArrayLike) -> float:
+    """Percent of examples whose label is not the sign of their score: 100 - accuracy."""
     return 100.0 - accuracy(y_true, scores)
 
 
@@ -125,12 +127,16 @@ def _top_k_hits(y, s, k):
 
 
 def precision_at_k(y_true: ArrayLike, scores: ArrayLike, k: int | None = None, k_frac: float | None = None) -> float:
+    """Percent of positives among the k highest scores; k as :func:`resolve_k` (default: half the
+    positives, as svm_perf). Ties at the k-th score count their block's share of positives."""
     y, s = _prepare(y_true, scores)
     k = resolve_k(k, k_frac, int(np.count_nonzero(y > 0)), y.shape[0], 0.5)
     return 100.0 * _top_k_hits(y, s, k) / k
 
 
 def recall_at_k(y_true: ArrayLike, scores: ArrayLike, k: int | None = None, k_frac: float | None = None) -> float:
+    """Percent of the positives found among the k highest scores; k as :func:`resolve_k` (default: twice
+    the positives, as svm_perf; k may exceed n). Ties at the k-th score count their block's share."""
     y, s = _prepare(y_true, scores)
     n_pos = int(np.count_nonzero(y > 0))
     if n_pos == 0:

@@ -113,6 +113,7 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, bags: Sequence[ArrayLike], y: ArrayLike | None = None) -> Self:
+        """Keep the training instances (standardised) and set ``sigma_``; ``y`` is ignored."""
         sigma = None if self.sigma is None else float(self.sigma)
         bags = check_bags(bags)
         pool = np.vstack(bags)
@@ -306,6 +307,8 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)     # a given estimator's parameters are checked too
     def fit(self, bags: Sequence[ArrayLike], y: ArrayLike) -> Self:
+        """Embed the bags (a list of (n_instances, n_features) arrays), choose sigma with the estimator's
+        cross-validation when it searches, and fit it on the embedding; ``y``: one label per bag."""
         est = self._resolve_estimator()
         searching = isinstance(est, StructSVMCV)
         if self.sigma is not None:
@@ -365,10 +368,12 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, bags: Sequence[ArrayLike]) -> np.ndarray:
+        """A score per bag: the linear model on the bag's similarities to the selected instances."""
         check_is_fitted(self)
         return self.estimator_.decision_function(self.embedding_.transform(bags)[:, self.columns_])
 
     def predict(self, bags: Sequence[ArrayLike]) -> np.ndarray:
+        """``classes_[1]`` for bags whose score is > 0, else ``classes_[0]``."""
         scores = self.decision_function(bags)
         return self.classes_[(scores > 0).astype(int)]
 

@@ -58,3 +58,24 @@ def test_the_package_is_typed_for_its_users():
         assert name == "__version__" or name in init.split("if TYPE_CHECKING:")[1].split("\n\n")[0], name
     hints = typing.get_type_hints(StructSVM.__init__)
     assert hints["C"] is float and hints["budget"] == int | None
+
+
+def test_every_public_function_and_method_has_a_docstring():
+    import inspect
+
+    import structfs
+    import structfs.losses
+    import structfs.metrics
+    import structfs.mil
+    import structfs.testing
+
+    missing = []
+    for module in (structfs, structfs.losses, structfs.metrics, structfs.mil, structfs.testing):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                missing += [f"{name}.{m}" for m, f in inspect.getmembers(obj, inspect.isfunction)
+                            if not m.startswith("_") and not inspect.getdoc(getattr(obj, m))]
+            elif inspect.isfunction(obj) and not inspect.getdoc(obj):
+                missing.append(name)
+    assert not missing

@@ -94,6 +94,7 @@ class _AtKLoss(_CountRestrictedLoss):
         return {"k": self.k, "k_frac": self.k_frac}
 
     def k_for(self, P, n):
+        """The k of this loss on data with P positives among n examples."""
         return resolve_k(self.k, self.k_frac, int(P), int(n), self.default_frac, self.k_above_n)
 
     def _check_classes(self, y):
