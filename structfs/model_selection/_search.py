@@ -402,4 +402,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
+        if self.verbose:
+            import sys
+
+            groups = "" if self.n_groups_ is None else f", {self.n_groups_} group(s)"
+            print(f"[structfs] StructSVMCV chose C = {self.C_:.4g}, budget = {self.budget_}{groups} "
+                  f"(cross-validated score {self.best_score_:.4f} of {len(table['C'])} candidates); the refitted "
+                  f"model uses {len(self.selected_features_)} features", file=sys.stderr)
         return self
