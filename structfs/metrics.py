@@ -244,6 +244,20 @@ class StructScorer:
     It maps ``y`` to -1/+1 with the estimator's ``classes_[1]`` as the positive class and scores
     ``estimator.decision_function(X)``, so it works with any binary linear classifier. The error
     rate is negated (scikit-learn maximises scores).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn.svm import LinearSVC
+    >>> from structfs.metrics import get_scorer
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> scores = cross_val_score(make_pipeline(StandardScaler(), LinearSVC()), X, y, cv=3,
+    ...                          scoring=get_scorer("prbep"))
+    >>> bool(((0 <= scores) & (scores <= 1)).all())     # scikit-learn's 0-1 scale
+    True
     """
 
     def __init__(self, measure, **params):

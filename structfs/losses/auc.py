@@ -14,6 +14,22 @@ from .base import Loss, _require_both_classes
 
 
 class ROCAreaLoss(Loss):
+    """Delta = 100 x the fraction of (positive, negative) pairs in the wrong order: 100 - ROC area.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import ROCAreaLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = ROCAreaLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    66.67
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    66.67
+    """
+
     name = "auc"
 
     def _check_classes(self, y):

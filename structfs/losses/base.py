@@ -37,6 +37,15 @@ class Loss:
     ``name`` and ``params`` identify the loss so that ``get_loss(loss.name, **loss.params)`` rebuilds
     it. A loss must pickle (models hold it; joblib ships it to workers): no lambdas in attributes.
     ``structfs.testing.check_loss(loss)`` verifies an implementation by enumeration.
+
+    Examples
+    --------
+    Every built-in loss is a Loss; most users name it (``get_loss("f1")``) rather than build it:
+
+    >>> from structfs.losses import Loss, get_loss
+    >>> loss = get_loss("prec@k", k_frac=0.5)
+    >>> isinstance(loss, Loss), loss.name
+    (True, 'prec@k')
     """
 
     name = "loss"
@@ -97,6 +106,14 @@ class SortedClasses:
 
     Only values are sorted (np.sort is several times faster than argsort); the labeling of a table
     (a, b) is recovered afterwards by thresholding, in O(n).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import SortedClasses
+    >>> classes = SortedClasses(np.array([1.0, -1.0, 1.0]), np.array([0.5, 2.0, 1.0]))
+    >>> classes.sorted_pos.tolist(), classes.sorted_neg.tolist()
+    ([1.0, 0.5], [2.0])
     """
 
     __slots__ = ("n", "y", "s", "sorted_pos", "sorted_neg", "cum_pos", "cum_neg")
@@ -166,6 +183,20 @@ class ContingencyLoss(Loss):
     ``Delta(y, y)`` should be 0. ``feasible(a, b, P, N)`` optionally restricts the labelings (boolean,
     broadcastable), e.g. ``lambda a, b, P, N: a + b == 10`` for a Prec@10-style loss. The oracle is an
     exact O(P*N) grid search, compiled with numba; ``fn`` is called on blocks of the grid.
+
+    Examples
+    --------
+    A missed positive costs three false alarms. In a module, define the function at its top level so
+    that models holding the loss pickle, and verify it with :func:`structfs.testing.check_loss`.
+
+    >>> import numpy as np
+    >>> from structfs.losses import ContingencyLoss
+    >>> def missed_costs_three(a, b, c, d):
+    ...     return 100.0 * (b + 3 * c) / (3 * (a + c) + (b + d))
+    >>> loss = ContingencyLoss(missed_costs_three)
+    >>> y = np.array([1.0, 1.0, -1.0, -1.0])
+    >>> float(loss.delta(y, np.array([1.0, -1.0, 1.0, -1.0])))    # one miss, one false alarm
+    50.0
     """
 
     name = "contingency"

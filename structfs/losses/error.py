@@ -7,7 +7,21 @@ from .base import ContingencyLoss
 
 class ErrorRateLoss(ContingencyLoss):
     """Flipping example i adds 100/n to Delta and (100/n) y_i s_i to coef . s, so the most violated
-    labeling flips exactly the examples with margin y_i s_i < 1 — the hinge loss with margin 1."""
+    labeling flips exactly the examples with margin y_i s_i < 1 — the hinge loss with margin 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import ErrorRateLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = ErrorRateLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    50.0
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    66.67
+    """
 
     name = "error"
 

@@ -16,7 +16,21 @@ from .base import ContingencyLoss, SortedClasses
 
 
 class FBetaLoss(ContingencyLoss):
-    """Delta = 100 (1 - F_beta); F_beta := 0 when there is no true positive."""
+    """Delta = 100 (1 - F_beta); F_beta := 0 when there is no true positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import FBetaLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = FBetaLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    57.14
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    66.67
+    """
 
     name = "fbeta"
 
@@ -223,7 +237,21 @@ def _threshold(sorted_desc, count):
 
 
 class F1Loss(FBetaLoss):
-    """Delta = 100 (1 - F1), F1 = 2a / (2a + b + c)."""
+    """Delta = 100 (1 - F1), F1 = 2a / (2a + b + c).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import F1Loss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = F1Loss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    57.14
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    66.67
+    """
 
     name = "f1"
 

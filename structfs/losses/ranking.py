@@ -111,7 +111,21 @@ class _AtKLoss(_CountRestrictedLoss):
 
 class PrecisionAtKLoss(_AtKLoss):
     """Delta = 100 (1 - a/(a+b)) over labelings with at least k predicted positives (a + b >= k), as
-    svm_perf's loss 4; k = max(1, floor(k_frac * P)), k_frac 0.5 by default; k <= n."""
+    svm_perf's loss 4; k = max(1, floor(k_frac * P)), k_frac 0.5 by default; k <= n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import PrecisionAtKLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = PrecisionAtKLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    100.0
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    66.67
+    """
 
     name = "prec@k"
     default_frac = 0.5
@@ -134,7 +148,21 @@ class PrecisionAtKLoss(_AtKLoss):
 
 class RecallAtKLoss(_AtKLoss):
     """Delta = 100 (1 - a/P) over labelings with at most k predicted positives (a + b <= k), as
-    svm_perf's loss 5; k = max(1, floor(k_frac * P)), k_frac 2 by default; k >= n admits every labeling."""
+    svm_perf's loss 5; k = max(1, floor(k_frac * P)), k_frac 2 by default; k >= n admits every labeling.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import RecallAtKLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = RecallAtKLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    100.0
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    66.67
+    """
 
     name = "rec@k"
     default_frac = 2.0
@@ -157,7 +185,21 @@ class RecallAtKLoss(_AtKLoss):
 
 class PRBEPLoss(_CountRestrictedLoss):
     """Delta = 100 (1 - a/(a+b)) over labelings with b = c, i.e. a + b = P (precision = recall), as
-    svm_perf's loss 3."""
+    svm_perf's loss 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import PRBEPLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = PRBEPLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    66.67
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    66.67
+    """
 
     name = "prbep"
     per_total = True

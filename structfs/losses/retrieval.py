@@ -69,7 +69,21 @@ class _RankingLoss(Loss):
 
 class AveragePrecisionLoss(_RankingLoss):
     """Delta = 100 (1 - AP) of a ranking (SVM^map); measure: average precision of the scores, as
-    scikit-learn's ``average_precision_score``."""
+    scikit-learn's ``average_precision_score``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import AveragePrecisionLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = AveragePrecisionLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    75.56
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    41.11
+    """
 
     name = "ap"
 
@@ -260,7 +274,21 @@ def top_negatives(beta, n_neg):
 class PartialAUCLoss(_RankingLoss):
     """Delta = 100 x (swapped pairs among the positives and the top ceil(beta N) negatives of the
     output) / (P ceil(beta N)) (SVM^pAUC, FPR range [0, beta]); measure: the ROC area over FPR in
-    [0, beta] divided by beta, in percent (``structfs.metrics.partial_auc``)."""
+    [0, beta] divided by beta, in percent (``structfs.metrics.partial_auc``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.losses import PartialAUCLoss
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, -1.0, 1.0])
+    >>> s = np.array([2.0, 1.5, -0.5, -1.0, 0.3, 0.8])
+    >>> loss = PartialAUCLoss()
+    >>> round(loss.score(y, s), 2)                 # its measure of the scores, in percent
+    33.33
+    >>> coef, delta = loss.most_violated(y, s)     # the output maximising loss - margin
+    >>> round(float(delta), 2)                     # and its loss
+    100.0
+    """
 
     name = "pauc"
 
