@@ -38,6 +38,13 @@ from structfs.model_selection import check_scoring
 LINEAR_CS = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}
 
 
+def in_percent(loss):
+    """StructSVMCV's default scorer for ``loss`` (its own measure on scikit-learn's 0-1 scale), in percent
+    as the tables print it."""
+    scorer = check_scoring(None, get_loss(loss))
+    return lambda estimator, X, y: 100.0 * scorer(estimator, X, y)
+
+
 def linear_baselines(Xtr, ytr, scoring="f1"):
     """(b) LinearSVC and (c) L1-LinearSVC, balanced, C by 3-fold CV on ``scoring`` (F1):
     {name: (estimator, seconds)}."""
@@ -54,7 +61,7 @@ def text_split(Xtr, ytr, Xte, yte, loss="f1", **cv_params):
     """One binary text problem: {method: (test measure, features, seconds)}, the CV estimator's choice
     and the mean seconds of one fold's fit (path and refits) per C of its grid. The measure is the
     loss's own (F1 for "f1"), for the CV of every method and on the test part."""
-    measure = check_scoring(None, get_loss(loss))         # StructSVMCV's default scoring for this loss
+    measure = in_percent(loss)                            # StructSVMCV's default scoring for this loss
     t0 = time.perf_counter()
     cv = StructSVMCV(loss=loss, **cv_params).fit(Xtr, ytr)
     rows = {"StructSVMCV": (measure(cv, Xte, yte), len(cv.selected_features_), time.perf_counter() - t0)}
@@ -135,7 +142,7 @@ def run_sms(args):
 
 def run_mil(args):
     data = get_data_home(args.data)
-    measure = check_scoring(None, get_loss(args.loss))     # F1 by default; --loss L: L's own measure
+    measure = in_percent(args.loss)                        # F1 by default; --loss L: L's own measure
     name_of = {"f1": "F1", "error": "accuracy"}.get(args.loss, args.loss)      # the measure's name
     if args.loss != "f1":
         print(f"loss {args.loss!r}: (a) MILESClassifier(loss={args.loss!r}), (b)'s C by CV on its measure; "
