@@ -158,9 +158,15 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     budget : int or None, default=None
         B, the feature budget: the regulariser is the squared B-support norm (d in [0,1]^m,
         sum(d) <= B). None, or B >= n_features, is the plain (SVMperf) problem.
+    groups : array-like of int, shape (n_features,), or None, default=None
+        A group label (a non-negative integer) for every feature: the budget then counts groups -- at
+        most ``budget`` whole groups in each generated group, the regulariser the B-support norm of the
+        groups' norms (FGM's group selection). Groups come from the data's structure: the bins of one
+        histogram, the one-hot columns of one categorical variable, the expansion of one input feature.
+        Needs a budget; ``max_features`` still counts features.
     bias : float, default=1.0
         Value of the constant feature appended to every example (SVMperf's ``--b``); 0 for none.
-        Its weight is regularised like the others but never counts against the budget.
+        Its weight is regularised like the others but never counts against the budget or a group.
     loss_params : dict or None
         Extra parameters of a named loss, e.g. ``{"beta": 2}`` or ``{"k": 10}``.
     tol : float, default=0.01
@@ -207,6 +213,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     intercept_ : ndarray (1,), equal to ``bias * w_b``
     classes_ : ndarray (2,), ``classes_[1]`` is the positive class
     selected_features_ : ndarray, sorted indices of the nonzero coefficients
+    selected_groups_ : ndarray, sorted labels of the groups holding them (only with ``groups``)
     objective_ : float, primal objective (:func:`structfs.solvers.primal_objective`) at the returned weights
     lower_bound_ : float, a proven lower bound on the optimal objective
     gap_ : float, ``objective_ - lower_bound_`` (bounds the true suboptimality)
@@ -233,6 +240,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "loss": [str, Loss],
         "C": [Interval(Real, 0, np.inf, closed="neither")],
         "budget": [Interval(Integral, 1, None, closed="left"), None],
+        "groups": ["array-like", None],
         "bias": [Interval(Real, 0, np.inf, closed="left")],
         "loss_params": [dict, None],
         "tol": [Interval(Real, 0, np.inf, closed="neither")],
@@ -246,13 +254,15 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, loss: str | Loss = "f1", C: float = _defaults.C, budget: int | None = None,
-                 bias: float = _defaults.BIAS, loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
+                 groups: ArrayLike | None = None, bias: float = _defaults.BIAS,
+                 loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  outer_tol: float | None = None, max_iter: int = _defaults.MAX_ITER,
                  max_outer: int = _defaults.MAX_OUTER, max_features: int | None = None, refit: float | None = None,
                  master_solver: str = _defaults.MASTER_SOLVER, verbose: int = 0):
         self.loss = loss
         self.C = C
         self.budget = budget
+        self.groups = groups
         self.bias = bias
         self.loss_params = loss_params
         self.tol = tol
@@ -272,6 +282,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if self.max_features is not None and self.budget is None:
             raise ValueError("max_features needs a budget: set budget=B (budget=1 selects features one "
                              "at a time, like an L1 penalty), or leave max_features=None.")
+        if self.groups is not None and self.budget is None:
+            raise ValueError("groups needs a budget: the budget counts groups (budget=B keeps at most B groups "
+                             "in each generated group); set budget=B or groups=None.")
         return get_loss(self.loss, **(self.loss_params or {}))
 
     @keeps_state_on_failure
@@ -301,9 +314,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported; y has {self.classes_.shape[0]} "
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
+        groups = check_groups(self.groups, X.shape[1])
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
-        path = self._solver().path(X, y_pm, loss, C, penalty_for(self.budget), bias)
+        path = self._solver().path(X, y_pm, loss, C, penalty_for(self.budget, groups), bias)
         for _ in path:
             pass
         result = path.result()
@@ -311,6 +325,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             result = path.debiased(result, float(self.refit))
         self.loss_ = loss
         self.coef_, self.selected_features_ = linear_attributes(result.w)
+        if groups is not None:
+            self.selected_groups_ = np.unique(groups[self.selected_features_])
+        elif hasattr(self, "selected_groups_"):
+            del self.selected_groups_
         self.intercept_ = np.array([bias * result.w_b])
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
@@ -479,6 +497,25 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def check_groups(groups, n_features):
+    """``groups`` as an int64 array of one non-negative integer label per feature (None stays None);
+    ValueError naming it otherwise."""
+    if groups is None:
+        return None
+    labels = np.asarray(groups)
+    if labels.ndim != 1 or labels.shape[0] != n_features:
+        raise ValueError(f"groups must give a group label to each of the {n_features} features (an array of "
+                         f"length {n_features}); got shape {labels.shape}.")
+    if labels.dtype.kind == "f":
+        if not np.isfinite(labels).all() or not np.array_equal(labels, np.round(labels)):
+            raise ValueError("groups must hold integer labels; found NaN, infinite or fractional values.")
+    elif labels.dtype.kind not in "iu":
+        raise ValueError(f"groups must hold integer labels, got dtype {labels.dtype}.")
+    if labels.size and labels.min() < 0:
+        raise ValueError(f"groups must hold non-negative labels; found {labels.min():g}.")
+    return labels.astype(np.int64)
 
 
 def check_parameters(estimator: BaseEstimator) -> BaseEstimator:

@@ -27,10 +27,19 @@ from sklearn.base import BaseEstimator
 from . import __version__
 from ._files import atomic_write, read_small_text
 from ._validation import MAX_ABS_VALUE
-from .estimators import OneVsRestStructSVM, StructSVM, check_parameters, linear_attributes, sparse_row_nonzeros
+from .estimators import (
+    OneVsRestStructSVM,
+    StructSVM,
+    check_groups,
+    check_parameters,
+    linear_attributes,
+    sparse_row_nonzeros,
+)
 from .solvers.data import weights_in
 
 FORMAT = "structfs-model"
+# A parameter that is a 1-D integer array (StructSVM's groups) is written as {NDARRAY: [...], "dtype": ...}.
+NDARRAY = "__ndarray__"
 FORMAT_VERSION = 2
 # A one-vs-rest file whose binary models differ in their parameters (each class's own C, budget, ...:
 # one-vs-rest over StructSVMCV, `structfs train --cv`) records them per model, as version 3: a reader
@@ -75,6 +84,8 @@ def _plain(value, field):
         if not math.isfinite(value):
             raise ValueError(f"save_model cannot write {field}={value!r}: not a finite number.")
         return float(value)
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+        return {NDARRAY: [int(v) for v in value], "dtype": value.dtype.str}    # read back as the same array
     if isinstance(value, (list, tuple)):
         return [_plain(v, field) for v in value]
     if isinstance(value, dict):
@@ -224,6 +235,9 @@ def _build(cls, params, where="params."):
             raise ModelFileError(f"field {where}estimator.class must be 'StructSVM', got {nested['class']!r:.60}")
         params["estimator"] = _build(StructSVM, _field(nested, "params", "dict", where + "estimator."),
                                      where + "estimator.params.")
+    for key, value in params.items():
+        if isinstance(value, dict) and NDARRAY in value:
+            params[key] = _array(value, where + key)
     known = set(cls().get_params(deep=False))
     unknown = sorted(set(params) - known)
     if unknown:
@@ -237,6 +251,22 @@ def _build(cls, params, where="params."):
     return est
 
 
+def _array(record, where):
+    """A 1-D integer array parameter written by :func:`_plain`."""
+    if set(record) != {NDARRAY, "dtype"} or not isinstance(record[NDARRAY], list):
+        raise ModelFileError(f"field {where} must be {{{NDARRAY!r}: [integers], 'dtype': ...}}")
+    dtype = record["dtype"]
+    if not isinstance(dtype, str) or dtype not in ("<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1"):
+        raise ModelFileError(f"field {where}.dtype must name an integer type, got {dtype!r:.40}")
+    values = record[NDARRAY]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise ModelFileError(f"field {where} must hold integers")
+    info = np.iinfo(np.dtype(dtype))
+    if values and (min(values) < info.min or max(values) > info.max):
+        raise ModelFileError(f"field {where} holds a value outside {np.dtype(dtype).name}")
+    return np.array(values, dtype=np.dtype(dtype))
+
+
 def _fill(est, w, intercept, objective, classes, n_features):
     from .losses import get_loss
 
@@ -246,6 +276,12 @@ def _fill(est, w, intercept, objective, classes, n_features):
     est.n_features_in_ = n_features
     est.objective_ = objective
     est.loss_ = get_loss(est.loss, **(est.loss_params or {})) if isinstance(est.loss, str) else est.loss
+    if getattr(est, "groups", None) is not None:
+        try:
+            groups = check_groups(est.groups, n_features)
+        except ValueError as exc:
+            raise ModelFileError(f"field params.groups: {exc}") from None
+        est.selected_groups_ = np.unique(groups[est.selected_features_])
     return est
 
 

@@ -56,7 +56,9 @@ def test_the_package_is_typed_for_its_users():
     init = (ROOT / "structfs" / "__init__.py").read_text()
     for name in structfs.__all__:
         assert name == "__version__" or name in init.split("if TYPE_CHECKING:")[1].split("\n\n")[0], name
-    hints = typing.get_type_hints(StructSVM.__init__)
+    from numpy.typing import ArrayLike
+
+    hints = typing.get_type_hints(StructSVM.__init__, localns={"ArrayLike": ArrayLike})
     assert hints["C"] is float and hints["budget"] == int | None
 
 

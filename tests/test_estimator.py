@@ -281,3 +281,35 @@ def test_one_vs_rest_takes_its_estimator_and_deprecates_the_mirrored_parameters(
         loaded = load_model(tmp_path / "m.json")
         assert repr(loaded.get_params(deep=True)) == repr(model.get_params(deep=True))
         assert np.array_equal(loaded.decision_function(X), model.decision_function(X))
+
+
+def test_groups_count_the_budget_and_round_trip_through_model_files(tmp_path):
+    from structfs import load_model, save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 12))
+    y = (X[:, 4] + X[:, 5] + 0.3 * rng.normal(size=200) > 0).astype(int)
+    groups = np.repeat([10, 20, 30, 40], 3)
+    model = StructSVM(C=100.0, budget=1, groups=groups, max_outer=2).fit(X, y)
+    assert model.selected_groups_.tolist() == [10, 20]                 # two groups of one, whole
+    assert model.selected_features_.tolist() == [0, 1, 2, 3, 4, 5]
+    save_model(model, tmp_path / "m.json")
+    loaded = load_model(tmp_path / "m.json")
+    assert repr(loaded.get_params()) == repr(model.get_params())       # the array comes back as it was
+    assert np.array_equal(loaded.selected_groups_, model.selected_groups_)
+    assert np.allclose(loaded.decision_function(X), model.decision_function(X))
+    assert not hasattr(StructSVM(C=100.0, budget=1).fit(X, y), "selected_groups_")
+
+
+@pytest.mark.parametrize("groups,match", [(np.arange(5), "each of the 12"), ([0.5] * 12, "integer"),
+                                          ([-1] * 12, "non-negative"), (["a"] * 12, "integer"),
+                                          ([np.nan] * 12, "integer"), ([], "each of the 12")])
+def test_bad_groups_raise_before_work(groups, match, monkeypatch):
+    from structfs.solvers import Solver
+
+    monkeypatch.setattr(Solver, "path", lambda *a, **k: pytest.fail("a fit started before the check"))
+    X, y = np.random.default_rng(0).normal(size=(20, 12)), np.arange(20) % 2
+    with pytest.raises(ValueError, match=match):
+        StructSVM(budget=1, groups=groups).fit(X, y)
+    with pytest.raises(ValueError, match="groups needs a budget"):
+        StructSVM(groups=np.zeros(12, dtype=int)).fit(X, y)

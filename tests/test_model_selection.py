@@ -528,3 +528,21 @@ def test_an_interrupted_parallel_search_leaves_no_workers_and_no_model(tmp_path)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300).stdout.split()
     assert out[0] == "interrupted" and out[1] == "False"
     assert int(out[2]) >= 1 and int(out[3]) == 0        # workers were running, and none is left
+
+
+def test_a_search_with_groups_counts_its_budgets_in_groups(tmp_path):
+    from structfs import load_model, save_model
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 24))
+    y = (X[:, 4] + X[:, 5] + X[:, 13] + 0.5 * rng.normal(size=300) > 1).astype(int)
+    groups = np.repeat(np.arange(8), 3)
+    search = StructSVMCV(groups=groups, max_features=9).fit(X, y)
+    used = np.unique(groups[search.selected_features_])
+    assert np.array_equal(search.selected_groups_, used) and {1, 4} <= set(used.tolist())
+    assert all(np.isin(np.flatnonzero(groups == g), search.selected_features_).all() for g in used)   # whole
+    assert search.estimator_.groups is groups or np.array_equal(search.estimator_.groups, groups)
+    save_model(search.estimator_, tmp_path / "m.json")
+    assert np.array_equal(load_model(tmp_path / "m.json").selected_groups_, search.selected_groups_)
+    with pytest.raises(ValueError, match="each of the 24"):
+        StructSVMCV(groups=groups[:5]).fit(X, y)

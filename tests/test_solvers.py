@@ -43,7 +43,7 @@ def all_outputs(y, loss_name, k=None):
         yield (50.0 / n) * (y - yb), loss.delta(y, yb)
 
 
-def exact_objective(X, y, loss_name, C, budget, bias, k=None):
+def exact_objective(X, y, loss_name, C, budget, bias, k=None, groups=None):
     n, m = X.shape
     Xt = np.hstack([X, np.full((n, 1), bias)]) if bias else X
     planes = list(all_outputs(y, loss_name, k))
@@ -52,7 +52,13 @@ def exact_objective(X, y, loss_name, C, budget, bias, k=None):
     w = cp.Variable(Xt.shape[1])
     xi = cp.Variable(nonneg=True)
     cons = [psi @ w >= delta - xi]
-    if budget is None or budget >= m:
+    if groups is not None and budget < len(set(groups)):       # the budget counts groups
+        labels = sorted(set(groups))
+        d = cp.Variable(len(labels))
+        cons += [d >= 0, d <= 1, cp.sum(d) <= budget]
+        reg = 0.5 * cp.sum([cp.quad_over_lin(w[np.flatnonzero(np.asarray(groups) == g)], d[i])
+                            for i, g in enumerate(labels)])
+    elif budget is None or budget >= m or groups is not None:
         reg = 0.5 * cp.sum_squares(w[:m])
     else:
         d = cp.Variable(m)
@@ -97,6 +103,38 @@ def test_objective_matches_exact_optimum(loss_name, k, budget, bias):
         assert res.objective - opt <= res.objective - res.lower_bound + 1e-6 * opt
         if budget is None or budget >= X.shape[1]:
             assert res.objective - res.lower_bound <= C * 1e-5 * 1.01
+
+
+@pytest.mark.parametrize("loss_name,k", [("error", None), ("f1", None), ("prbep", None), ("prec@k", 2), ("rec@k", 3),
+                                         ("auc", None), ("ap", None), ("pauc", None)])
+@pytest.mark.parametrize("budget", [1, 2])
+def test_group_budget_matches_exact_optimum(loss_name, k, budget):
+    """The budget counted in groups (FGM's group selection): the objective is the exact optimum of the
+    group problem within the certified tolerance, and the reported gap bounds the suboptimality."""
+    groups = [7, 3, 7, 5, 3, 9]                # four groups of unequal sizes, labels in any order
+    for seed in range(2):
+        X, y = _problem(seed, m=6, loss_name=loss_name)
+        C = 10.0
+        loss = get_loss(loss_name, **({"k": k} if k else {}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solve(X, y, loss, C, budget=budget, groups=groups, bias=1.0, tol=1e-5)
+        opt = exact_objective(X, y, loss_name, C, budget, 1.0, k, groups=groups)
+        assert res.objective == pytest.approx(opt, rel=1e-3)
+        assert res.objective >= opt * (1 - 1e-6)
+        assert res.lower_bound <= opt * (1 + 1e-6) + 1e-6
+
+
+def test_group_budget_selects_whole_groups_along_the_path():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 12))
+    y = np.where(X[:, 4] + X[:, 5] + 0.3 * rng.normal(size=60) > 0, 1.0, -1.0)
+    groups = np.repeat([0, 1, 2, 3], 3)          # columns 4 and 5 are group 1
+    res = solve(X, y, get_loss("f1"), 10.0, budget=1, groups=groups, max_outer=1)
+    assert np.array_equal(np.flatnonzero(res.w), [3, 4, 5])     # the first group is the informative one
+    res = solve(X, y, get_loss("f1"), 10.0, budget=1, groups=groups, max_outer=3)
+    used = set(groups[np.flatnonzero(res.w)].tolist())
+    assert len(used) <= 3 and all(np.all(res.w[groups == g] != 0) for g in used)   # whole groups
 
 
 def test_budget_at_least_n_features_is_the_unbudgeted_problem():

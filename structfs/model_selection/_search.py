@@ -25,7 +25,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _defaults
 from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
-from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM
+from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM, check_groups
 from ..losses import Loss, get_loss
 from ..solvers import Solver
 from ._grid import (
@@ -103,6 +103,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     max_features : int or None, default=None
         Hard cap on the selected features of every candidate (StructSVM's ``max_features``); needs
         budgets (None is then not allowed among them).
+    groups : array-like of int, shape (n_features,), or None, default=None
+        A group label for every feature (as StructSVM's ``groups``): every budget of the grid then
+        counts groups; the unbudgeted candidate (None) is the plain problem. ``selected_groups_`` holds
+        the chosen model's groups.
     bias, loss_params, tol, max_iter, max_outer, master_solver : as StructSVM's
         ``max_outer`` bounds the path length (groups) of every cell. Inside the folds the unbudgeted
         candidates and the debiasing refits are solved to svm_perf's default precision (``tol`` 0.1,
@@ -158,7 +162,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         **{name: StructSVM._parameter_constraints[name]          # shared with the model it refits
-           for name in ("loss", "max_features", "bias", "loss_params", "tol", "max_iter", "max_outer",
+           for name in ("loss", "groups", "max_features", "bias", "loss_params", "tol", "max_iter", "max_outer",
                         "master_solver", "verbose")},
         "Cs": ["array-like", None],
         "scale_C": ["boolean"],
@@ -172,7 +176,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(self, loss: str | Loss = "f1", Cs: Iterable[float] | None = None, scale_C: bool = True,
                  budgets: Iterable[int | None] | None = None, cv: int | Any = 3,
-                 scoring: str | Callable | None = None, max_features: int | None = None, bias: float = _defaults.BIAS,
+                 scoring: str | Callable | None = None, max_features: int | None = None,
+                 groups: ArrayLike | None = None, bias: float = _defaults.BIAS,
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
                  n_iter_no_change: int | None = 5, debias: bool = True, master_solver: str = _defaults.MASTER_SOLVER,
@@ -184,6 +189,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.scoring = scoring
         self.max_features = max_features
+        self.groups = groups
         self.bias = bias
         self.loss_params = loss_params
         self.tol = tol
@@ -196,7 +202,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     def _estimator(self, **params):
-        return StructSVM(loss=self.loss, bias=self.bias, loss_params=self.loss_params, tol=self.tol,
+        groups = None if params.get("budget") is None else self.groups       # no budget: nothing to count
+        return StructSVM(loss=self.loss, groups=groups, bias=self.bias, loss_params=self.loss_params, tol=self.tol,
                          max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
                          master_solver=self.master_solver, **params)
 
@@ -220,7 +227,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss, _, _, scorer = self._resolve()
         solver = Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
                         max_features=self.max_features, master_solver=self.master_solver)
-        return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X)
+        groups = None if self.groups is None else np.asarray(self.groups)
+        return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X,
+                           groups)
 
     def _scales_to_data(self):
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
@@ -306,6 +315,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "as OneVsRestClassifier(StructSVMCV(...)) or OneVsRestStructSVM for more.")
         if sp.issparse(X):
             X = sp.csr_matrix(X)
+        check_groups(self.groups, X.shape[1])
         folds = self.folds(y)
 
         def search(estimator, threshold_loss):
@@ -402,6 +412,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
+        if self.groups is not None:
+            self.selected_groups_ = np.unique(np.asarray(self.groups)[self.selected_features_])
         if self.verbose:
             import sys
 

@@ -8,7 +8,7 @@ from .data import occurring_columns, select_columns
 from .feature_generation import Solver, SolverPath, SolverResult, solve
 from .objective import ksupport_sq, primal_objective
 from .path import PathRefitter, refit_path
-from .penalties import BSupport, SquaredL2, penalty_for
+from .penalties import BSupport, GroupBSupport, SquaredL2, penalty_for
 
-__all__ = ["Solver", "SolverPath", "SolverResult", "solve", "refit_path", "PathRefitter", "BSupport", "SquaredL2",
-           "penalty_for", "select_columns", "occurring_columns", "ksupport_sq", "primal_objective"]
+__all__ = ["Solver", "SolverPath", "SolverResult", "solve", "refit_path", "PathRefitter", "BSupport", "GroupBSupport",
+           "SquaredL2", "penalty_for", "select_columns", "occurring_columns", "ksupport_sq", "primal_objective"]

@@ -70,13 +70,13 @@ class _BestIterate:
         self.n_iter = 0
         self.stalled = False
 
-    def objective(self, w, w_b, xi):
-        """The primal objective at (w, w_b) with slack xi."""
-        return self.penalty.value(w) + 0.5 * w_b * w_b + self.C * xi
+    def objective(self, w, w_b, xi, cols):
+        """The primal objective at (w, w_b) with slack xi, ``w`` on the columns ``cols``."""
+        return self.penalty.value(w, cols) + 0.5 * w_b * w_b + self.C * xi
 
     def record(self, w, w_b, xi, cols):
         """Note a point (weights on the cache columns ``cols``); returns its true primal objective."""
-        obj = self.objective(w, w_b, xi)
+        obj = self.objective(w, w_b, xi, cols)
         if obj < self.best:
             self.best, self.w_cache, self.w_b, self.cols = obj, w.copy(), w_b, cols.copy()
         return obj
@@ -160,6 +160,7 @@ class SolverPath:
         self.n_features = X.shape[1]
         self.columns = occurring_columns(X)         # solve on the columns that occur; map back at the end
         X = X if self.columns is None else select_columns(X, self.columns)
+        penalty = penalty if self.columns is None else penalty.on_columns(self.columns)
         self.penalty = penalty.restricted(X.shape[1], solver.max_features)
         if self.penalty.budget is None and is_row_blocks(X):
             asked = penalty.budget
@@ -346,16 +347,16 @@ class SolverPath:
         result.w = w if self.columns is None else weights_in(self.columns, w, self.n_features)
         result.w_b = sub.w_b
         # the budgeted objective at the refitted weights (zeros leave the norm as is)
-        result.objective = self.state.objective(sub.w, sub.w_b, xi)
+        result.objective = self.state.objective(sub.w, sub.w_b, xi, selected)
         result.history = result.history + sub.history
         return result
 
 
-def solve(X, y, loss, C, *, budget=None, bias=_defaults.BIAS, refit=None, **settings):
+def solve(X, y, loss, C, *, budget=None, groups=None, bias=_defaults.BIAS, refit=None, **settings):
     """One fit with the package's default settings (``settings`` override them; see :class:`Solver`),
     ``refit=C2`` debiasing a budgeted model (:meth:`SolverPath.debiased`). A convenience for tests and scripts;
     the estimators build their :class:`Solver` from their own parameters."""
-    path = Solver.default(**settings).path(X, y, loss, C, penalty_for(budget), bias)
+    path = Solver.default(**settings).path(X, y, loss, C, penalty_for(budget, groups), bias)
     for _ in path:
         pass
     result = path.result()

@@ -5,7 +5,8 @@ With a budget B it is half the squared B-support norm, min over d ∈ [0,1]^m wi
 Σ_j w_j²/d_j (Mao & Tsang), whose worst case for a fixed dual point puts d_j = 1 on the B features with
 the largest c_j² (c = X̃'β): feature generation adds that group, and the dual function at the current
 α gives a certified lower bound. A penalty object holds the value and these two pieces, so another
-regulariser (groups of features, interactions) is another object, not another branch of the solver.
+regulariser is another object, not another branch of the solver: :class:`GroupBSupport` counts the
+budget in groups of features (FGM's group selection).
 """
 import numpy as np
 
@@ -17,8 +18,13 @@ class SquaredL2:
 
     budget = None
 
-    def value(self, w):
+    def value(self, w, cols=None):
+        """The penalty of weights ``w`` on the columns ``cols`` (None: every column, in order)."""
         return 0.5 * ksupport_sq(w, None)
+
+    def on_columns(self, columns):
+        """The penalty of the problem restricted to ``columns`` (the columns that occur in X)."""
+        return self
 
     def restricted(self, n_features, max_features):
         return self
@@ -33,8 +39,12 @@ class BSupport:
     def __init__(self, budget):
         self.budget = int(budget)
 
-    def value(self, w):
+    def value(self, w, cols=None):
+        """The penalty of weights ``w`` on the columns ``cols`` (the norm does not depend on which)."""
         return 0.5 * ksupport_sq(w, self.budget)
+
+    def on_columns(self, columns):
+        return self
 
     def restricted(self, n_features, max_features):
         """The penalty actually solved for on ``n_features`` columns under the cap ``max_features``: no
@@ -81,6 +91,56 @@ class BSupport:
         return f"BSupport({self.budget})"
 
 
-def penalty_for(budget):
-    """The penalty of a budget (an int, or None for none)."""
-    return SquaredL2() if budget is None else BSupport(budget)
+class GroupBSupport(BSupport):
+    """Half the squared B-support norm over groups of features: the budget counts groups.
+
+    With a partition of the columns into groups G, the regulariser is min over d ∈ [0,1]^p with Σd ≤ B of
+    Σ_G ‖w_G‖²/d_G, the B-support norm of the vector of group norms (‖w_G‖)_G. For a fixed dual point the
+    worst case puts d_G = 1 on the B groups with the largest ‖c_G‖², so feature generation adds the
+    union of their columns; the lower bound and the optimality condition are those of
+    :class:`BSupport` with that union as the selection.
+
+    ``groups``: the group index of every column, integers 0..p-1 (see :func:`group_indices`).
+    """
+
+    def __init__(self, budget, groups):
+        super().__init__(budget)
+        self.groups = np.asarray(groups, dtype=np.intp)
+        self.n_groups = int(self.groups.max()) + 1 if self.groups.size else 0
+
+    def value(self, w, cols=None):
+        groups = self.groups if cols is None else self.groups[np.asarray(cols, dtype=np.intp)]
+        sq_norms = np.bincount(groups, weights=np.asarray(w, dtype=float) ** 2, minlength=self.n_groups)
+        return 0.5 * ksupport_sq(np.sqrt(sq_norms), self.budget)
+
+    def on_columns(self, columns):
+        return GroupBSupport(self.budget, group_indices(self.groups[columns]))
+
+    def restricted(self, n_features, max_features):
+        """No cap on the group budget (``max_features`` trims the last group's columns instead); ½‖w‖²
+        when B groups cover every group."""
+        return self if self.budget < self.n_groups else SquaredL2()
+
+    def select(self, c):
+        """Sorted columns of the ``budget`` groups with the largest ‖c_G‖² (introselect over the groups)."""
+        scores = np.bincount(self.groups, weights=c * c, minlength=self.n_groups)
+        np.negative(scores, out=scores)
+        chosen = np.zeros(self.n_groups, dtype=bool)
+        chosen[np.argpartition(scores, self.budget - 1, kind="introselect")[:self.budget]] = True
+        return np.flatnonzero(chosen[self.groups])
+
+    def __repr__(self):
+        return f"GroupBSupport({self.budget}, {self.n_groups} groups)"
+
+
+def group_indices(groups):
+    """Group labels (any integers) as indices 0..p-1, in the order of the sorted labels."""
+    return np.unique(np.asarray(groups), return_inverse=True)[1].astype(np.intp).ravel()
+
+
+def penalty_for(budget, groups=None):
+    """The penalty of a budget (an int, or None for none), counted in features, or in groups when
+    ``groups`` gives every feature's group label."""
+    if budget is None:
+        return SquaredL2()
+    return BSupport(budget) if groups is None else GroupBSupport(budget, group_indices(groups))
