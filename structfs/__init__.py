@@ -12,6 +12,7 @@ if TYPE_CHECKING:       # what type checkers and IDEs see; at run time the names
     from . import datasets as datasets
     from . import losses, metrics
     from . import mil as mil
+    from . import preprocessing as preprocessing
     from . import shards as shards
     from . import solvers as solvers
     from . import testing as testing
@@ -23,7 +24,7 @@ _PUBLIC = {
     "StructSVM": "estimators", "OneVsRestStructSVM": "estimators", "StructSVMCV": "model_selection",
     "save_model": "model_io", "load_model": "model_io",
 }
-_SUBMODULES = ("losses", "metrics", "mil", "solvers", "datasets", "testing", "shards", "cluster")
+_SUBMODULES = ("losses", "metrics", "mil", "solvers", "datasets", "testing", "shards", "cluster", "preprocessing")
 
 __all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "save_model", "load_model", "losses", "metrics",
            "__version__"]

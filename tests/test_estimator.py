@@ -313,3 +313,18 @@ def test_bad_groups_raise_before_work(groups, match, monkeypatch):
         StructSVM(budget=1, groups=groups).fit(X, y)
     with pytest.raises(ValueError, match="groups needs a budget"):
         StructSVM(groups=np.zeros(12, dtype=int)).fit(X, y)
+
+
+def test_expansion_groups_find_each_columns_input_feature():
+    from sklearn.kernel_approximation import AdditiveChi2Sampler
+    from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, SplineTransformer
+
+    from structfs.preprocessing import expansion_groups
+
+    X = np.random.default_rng(0).random((30, 3))
+    assert expansion_groups(AdditiveChi2Sampler(sample_steps=2).fit(X), X).tolist() == [0, 1, 2] * 3
+    assert expansion_groups(SplineTransformer(n_knots=5).fit(X), X).tolist() == [0] * 7 + [1] * 7 + [2] * 7
+    codes = np.random.default_rng(0).integers(0, 3, (30, 2))
+    assert expansion_groups(OneHotEncoder().fit(codes), codes).tolist() == [0, 0, 0, 1, 1, 1]
+    with pytest.raises(ValueError, match="not additive"):
+        expansion_groups(PolynomialFeatures(2).fit(X), X)
