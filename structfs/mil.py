@@ -247,6 +247,9 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         keeps its k heaviest instances and is refitted on them. With the default estimator the groups
         are shrunk under a small cap (min(5, k // 5) instances, at least 1: ``budget_under_cap``), so
         that the path to k has five points or more to choose from.
+    n_jobs : int or None, default=None
+        Parallel fold paths of the default estimator's search (``StructSVMCV(n_jobs=...)``); with
+        ``estimator=...`` set ``n_jobs`` on the estimator itself.
 
     Attributes
     ----------
@@ -277,24 +280,28 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         "sigma": [_SIGMA, "array-like", None],
         "standardize": ["boolean"],
         "max_instances": [Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(self, estimator: BaseEstimator | None = None, loss: str | Loss | None = None,
                  sigma: float | Sequence[float] | None = None, standardize: bool = True,
-                 max_instances: int | None = None):
+                 max_instances: int | None = None, n_jobs: int | None = None):
         self.estimator = estimator
         self.loss = loss
         self.sigma = sigma
         self.standardize = standardize
         self.max_instances = max_instances
+        self.n_jobs = n_jobs
 
     def _resolve_estimator(self):
         if self.estimator is None:     # selecting instances is the point of MILES: no unbudgeted candidate
             budgets = [budget_under_cap(b, self.max_instances) for b in MIL_BUDGETS]    # shrunk under a small cap
-            return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=budgets, scale_C=False)
-        if self.loss is not None:
-            raise ValueError("loss is a shortcut for the default estimator; with estimator=... set the loss on "
-                             "the estimator itself.")
+            return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=budgets, scale_C=False,
+                               n_jobs=self.n_jobs)
+        for name in ("loss", "n_jobs"):
+            if getattr(self, name) is not None:
+                raise ValueError(f"{name} is a setting of the default estimator; with estimator=... set {name} on "
+                                 "the estimator itself.")
         return clone(self.estimator)
 
     def _sigmas(self, default, cross_validated):

@@ -221,3 +221,15 @@ def test_the_kernel_width_used_is_sigma_():
     bags, y = _bags(rng)
     clf = MILESClassifier(sigma=1.5, estimator=StructSVM(C=10.0)).fit(bags, y)
     assert clf.sigma_ == clf.embedding_.sigma_ == 1.5
+
+
+def test_n_jobs_runs_the_default_search_in_parallel_with_the_same_model():
+    rng = np.random.default_rng(8)
+    bags, y = _bags(rng, n_bags=24)
+    serial = MILESClassifier(max_instances=6).fit(bags, y)
+    parallel = MILESClassifier(max_instances=6, n_jobs=2).fit(bags, y)
+    assert parallel.estimator_.n_jobs == 2
+    assert np.array_equal(serial.selected_instances_, parallel.selected_instances_)
+    assert np.allclose(serial.decision_function(bags), parallel.decision_function(bags))
+    with pytest.raises(ValueError, match="n_jobs"):
+        MILESClassifier(n_jobs=2, estimator=StructSVM()).fit(bags, y)
