@@ -345,7 +345,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           "On noisy, imbalanced data every w may leave some labeling (for the F-measures: one "
                           "without true positives) at the slack of w = 0, whatever C; the ranking loss "
                           "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=4)
         return self
 
     def _solver(self):
@@ -468,7 +468,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             named = ", ".join(f"{k}=..." for k in sorted(mirrored))
             warnings.warn(f"OneVsRestStructSVM({named}) is deprecated and will "
                           "be removed: pass OneVsRestStructSVM(estimator=StructSVM(...)) instead.", FutureWarning,
-                          stacklevel=3)
+                          stacklevel=4)
         probe = self._resolve()                       # bad parameters fail before any fit starts
         n_folds = getattr(probe, "cv", None)
         if isinstance(n_folds, Integral) and not isinstance(n_folds, bool):

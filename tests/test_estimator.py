@@ -328,3 +328,19 @@ def test_expansion_groups_find_each_columns_input_feature():
     assert expansion_groups(OneHotEncoder().fit(codes), codes).tolist() == [0, 0, 0, 1, 1, 1]
     with pytest.raises(ValueError, match="not additive"):
         expansion_groups(PolynomialFeatures(2).fit(X), X)
+
+
+def test_warnings_point_at_the_callers_line():
+    """A fit's warnings name the line that called fit (through the validation and state-keeping
+    wrappers), as Python's warnings should."""
+    from structfs import OneVsRestStructSVM
+
+    X, y = _data()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        StructSVM(C=1000.0, max_iter=2).fit(X, y)                        # runs out of planes
+        StructSVM(C=1e-9).fit(X, y)                                       # the zero model
+        OneVsRestStructSVM(C=10.0).fit(X, y)                               # deprecated form
+    kinds = {type(w.message).__name__: w.filename for w in caught}
+    assert {"ConvergenceWarning", "UserWarning", "FutureWarning"} <= set(kinds)
+    assert all(filename == __file__ for filename in kinds.values()), kinds

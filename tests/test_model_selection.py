@@ -546,3 +546,12 @@ def test_a_search_with_groups_counts_its_budgets_in_groups(tmp_path):
     assert np.array_equal(load_model(tmp_path / "m.json").selected_groups_, search.selected_groups_)
     with pytest.raises(ValueError, match="each of the 24"):
         StructSVMCV(groups=groups[:5]).fit(X, y)
+
+
+def test_the_searchs_warnings_point_at_the_callers_line():
+    X, y = _data(seed=12)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        StructSVMCV(Cs=[1.0], budgets=[2], max_outer=3, max_iter=3).fit(X, y)     # uncertified candidates
+    searched = [w for w in caught if "candidates were scored" in str(w.message)]
+    assert searched and searched[0].filename == __file__

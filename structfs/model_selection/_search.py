@@ -366,7 +366,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         warnings.warn(f"{what}: on these data the {loss.name!r} loss's structural SVM has its optimum at w = 0. "
                       f"Searching again with loss={FALLBACK_LOSS!r} (a ranking loss without that trivial "
                       "optimum), scored by the same measure, each model's threshold the best cut of the measure "
-                      "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=4)
+                      "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=5)
         fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
                                           scoring=check_scoring(self.scoring, loss))
         threshold_loss = loss if loss.is_contingency else None
@@ -395,7 +395,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             warnings.warn(f"{int(uncertified.sum())} of {uncertified.size} candidates were scored on fold fits that "
                           f"ran out of max_iter={self.max_iter} cutting planes without their certificate (C = {Cs}); "
                           "their validation scores are approximate. Raise max_iter (or tol), or leave those C out "
-                          "of Cs.", ConvergenceWarning, stacklevel=5)
+                          "of Cs.", ConvergenceWarning, stacklevel=6)
         self.best_index_ = best
         self.best_score_ = float(np.mean(table["scores"][best]))
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]

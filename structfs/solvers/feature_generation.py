@@ -315,7 +315,7 @@ class SolverPath:
                    else "when the master solver's accuracy ran out")
             warnings.warn(f"structfs stopped {why} with gap {gap:.4g} > C*tol={C * tol:.4g} (objective "
                           f"{state.best:.6g}): scale the features, lower C (or let StructSVMCV choose it), or raise "
-                          "max_iter or tol.", ConvergenceWarning, stacklevel=4)
+                          "max_iter or tol.", ConvergenceWarning, stacklevel=5)
         if self.solver.verbose:
             print(f"[structfs] done: objective {state.best:.6g}, lower bound {state.lower:.6g}, "
                   f"{state.n_iter} planes, {self.n_outer} groups, {time.perf_counter() - self._t_start:.2f} s")
