@@ -32,17 +32,25 @@ def _models():
                                  l1_ratios=(0.0,), use_legacy_attributes=False),
             scoring="f1", cv=3),
         "LinearSVC (balanced)": lambda: GridSearchCV(
-            LinearSVC(class_weight="balanced"), {"C": list(BASELINE_CS)}, scoring="f1", cv=3),
+            LinearSVC(class_weight="balanced", random_state=0), {"C": list(BASELINE_CS)}, scoring="f1", cv=3),
         "L1-LinearSVC (balanced)": lambda: GridSearchCV(
-            LinearSVC(penalty="l1", dual=False, class_weight="balanced"),
+            LinearSVC(penalty="l1", dual=False, class_weight="balanced", random_state=0),
             {"C": list(BASELINE_CS)}, scoring="f1", cv=3),
     }
 
 
-def _fit_one(factory, X, y):
+def _fit_one(factory, X, y, path=False):
+    """The model fitted on X, y; ``path``: also the features its estimator keeps at each C of the grid
+    (the L1 path of the plot, computed in the worker that fitted the model)."""
+    from sklearn.base import clone
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")       # liblinear's iteration warnings on the smallest C
-        return factory().fit(X, y)
+        model = factory().fit(X, y)
+        if path:
+            model.path_features_ = [int(np.count_nonzero(clone(model.estimator).set_params(C=C).fit(X, y).coef_))
+                                    for C in BASELINE_CS]
+    return model
 
 
 def _n_features(model):
@@ -80,7 +88,9 @@ def run(jobs=-1, plot="structfs-demo.png"):
     rows, fitted = [], {}
     for name, factory in _models().items():
         t0 = time.perf_counter()
-        models = Parallel(n_jobs=jobs)(delayed(_fit_one)(factory, X_tr, (y_tr == d).astype(int)) for d in range(10))
+        path = bool(plot) and name.startswith("L1")
+        models = Parallel(n_jobs=jobs)(delayed(_fit_one)(factory, X_tr, (y_tr == d).astype(int), path)
+                                       for d in range(10))
         seconds = time.perf_counter() - t0
         scores = [f1((y_te == d).astype(int), m.predict(X_te), ) for d, m in enumerate(models)]
         features = np.mean([_n_features(m) for m in models])
@@ -88,15 +98,13 @@ def run(jobs=-1, plot="structfs-demo.png"):
         fitted[name] = models
     print_table(["model (ten one-vs-rest problems)", "macro-F1", "features", "seconds"], rows)
     if plot:
-        out = _plot(fitted, X_tr, y_tr, plot)
+        out = _plot(fitted, plot)
         print(f"\nplot written to {out}")
     return 0
 
 
-def _plot(fitted, X_tr, y_tr, out):
+def _plot(fitted, out):
     """Cross-validated macro-F1 against features: StructSVMCV's path and L1-LinearSVC's over C."""
-    from sklearn.base import clone
-
     from .plotting import plot_budget_path
 
     structfs_name, lr_name, svc_name, l1_name = list(fitted)
@@ -104,14 +112,9 @@ def _plot(fitted, X_tr, y_tr, out):
     length = min(len(p[0]) for p in paths)
     n_features = np.mean([p[0][:length] for p in paths], axis=0)
     scores = np.mean([p[1][:length] for p in paths], axis=0)
-    l1_features, l1_scores = [], []
-    for i, C in enumerate(BASELINE_CS):
-        grids = fitted[l1_name]
-        l1_scores.append(100 * np.mean([g.cv_results_["mean_test_score"][i] for g in grids]))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            l1_features.append(np.mean([np.count_nonzero(clone(g.estimator).set_params(C=C).fit(
-                X_tr, (y_tr == d).astype(int)).coef_) for d, g in enumerate(grids)]))
+    grids = fitted[l1_name]
+    l1_scores = [100 * np.mean([g.cv_results_["mean_test_score"][i] for g in grids]) for i in range(len(BASELINE_CS))]
+    l1_features = np.mean([g.path_features_ for g in grids], axis=0)
     svc_cv = 100 * np.mean([g.best_score_ for g in fitted[svc_name]])
     return plot_budget_path(n_features, scores, ylabel="cross-validated macro-F1 (%)", out=out,
                             label="StructSVMCV: feature-generation path (B = 5)",
