@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from .._jit import njit
 from .data import _matvec
 
 # OCAS's step towards the master's solution for the next plane
@@ -51,6 +52,22 @@ def _affine(a, b, t):
     return b
 
 
+@njit(cache=True)
+def _ratio_terms(u, du, v, dv, t):
+    """(1/2 sum u_t^2 / v_t, sum r_t du - 1/2 r_t^2 dv) with u_t = u + t du, v_t = v + t dv, r_t = u_t / v_t
+    over the entries with v_t > 0: r(t) and r'(t) of the line search, compiled because the line search
+    evaluates them for every trial point of every plane."""
+    value, slope = 0.0, 0.0
+    for i in range(u.shape[0]):
+        v_t = v[i] + t * dv[i]
+        if v_t > 0:
+            u_t = u[i] + t * du[i]
+            ratio = u_t / v_t
+            value += u_t * ratio
+            slope += ratio * du[i] - 0.5 * ratio * ratio * dv[i]
+    return 0.5 * value, slope
+
+
 class _Segment:
     """F(t) = r(t) + C xi(t) on the segment p0 + t (p1 - p0), with r(t) = 1/2 sum (u + t du)^2/(v + t dv).
 
@@ -78,11 +95,8 @@ class _Segment:
         if self.quadratic:
             a0, a1, a2 = self.coeffs
             return a0 + a1 * t + 0.5 * a2 * t * t + 0.5 * b * b, a1 + a2 * t + b * self.db
-        u = self.u + t * self.du
-        v = self.v + t * self.dv
-        ratio = np.divide(u, v, out=np.zeros_like(u), where=v > 0)
-        return (0.5 * float(np.sum(u * ratio)) + 0.5 * b * b,
-                float(np.sum(ratio * self.du - 0.5 * ratio * ratio * self.dv)) + b * self.db)
+        value, slope = _ratio_terms(self.u, self.du, self.v, self.dv, t)
+        return value + 0.5 * b * b, slope + b * self.db
 
     def slope(self, t, coef, xi):
         """F'(t) given the oracle's answer at t (a subgradient where F has a kink)."""
