@@ -210,10 +210,12 @@ def _scores_for(args):
 
 def _predict(args):
     _check_output(args.out_file, args.test_file, args.model_file)
-    _, scores, _ = _scores_for(args)
-    scores = scores[:, None] if scores.ndim == 1 else scores
+    model, scores, y = _scores_for(args)
     with atomic_write(args.out_file) as fh:          # a full disk leaves no partial prediction file
-        np.savetxt(fh, scores, fmt="%.10g")
+        np.savetxt(fh, scores[:, None] if scores.ndim == 1 else scores, fmt="%.10g")
+    # as svm_perf_classify: the test file's labels, when they are the model's classes, give the report
+    if args.verbose and np.all(np.isin(y, np.asarray(model.classes_, dtype=float))):
+        _print_report(args.test_file, model.classes_, scores, y)
     return 0
 
 
@@ -295,12 +297,19 @@ def _evaluate(args):
     if unknown.size:
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
-    result = evaluate_scores(model.classes_, scores, y, args.p, args.beta)
-    classes = np.asarray(model.classes_)
+    _print_report(args.test_file, model.classes_, scores, y, args.p, args.beta)
+    return 0
+
+
+def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1):
+    """What svm_perf_classify prints (the zero/one error with counts, accuracy, precision, recall, F1,
+    PRBEP, ROC area, average precision), then Prec@k and Rec@k with their k, and the partial ROC area."""
+    result = evaluate_scores(classes, scores, y, k_frac, beta)
+    classes = np.asarray(classes)
     predicted = classes[(scores > 0).astype(int)] if scores.ndim == 1 else classes[np.argmax(scores, axis=1)]
     correct = int(np.count_nonzero(predicted == y))
     label = f"macro-averaged one-vs-rest over {len(classes)} classes" if scores.ndim == 2 else "binary"
-    print(f"{args.test_file}: {len(y)} examples ({label}; labels are the scores cut at 0)")
+    print(f"{test_file}: {len(y)} examples ({label}; labels are the scores cut at 0)")
     print(f"Zero/one-error on test set: {100.0 * (len(y) - correct) / len(y):.2f}% ({correct} correct, "
           f"{len(y) - correct} incorrect, {len(y)} total)")
     for name, _, _ in _MEASURES:
@@ -310,13 +319,12 @@ def _evaluate(args):
         ks = result.get(f"k of {name}")
         if ks:
             default = "0.5" if name == "Prec@k" else "2"
-            fraction = f"{args.p:g}" if args.p else default
+            fraction = f"{k_frac:g}" if k_frac else default
             shown += (f"  (k = {ks[0]}: {fraction} x the positives)" if len(ks) == 1
                       else f"  (k = {fraction} x each class's positives)")
         if name == "pAUC":
-            shown += f"  (false-positive rates up to {args.beta:g})"
+            shown += f"  (false-positive rates up to {beta:g})"
         print(shown)
-    return 0
 
 
 def _path(args):
@@ -477,6 +485,9 @@ def build_parser():
     predict.add_argument("test_file", metavar="TEST_FILE")
     predict.add_argument("model_file", metavar="MODEL_FILE")
     predict.add_argument("out_file", metavar="OUT_FILE")
+    predict.add_argument("-v", dest="verbose", type=int, default=1,
+                         help="1 (default): also print the measures when the file's labels are the model's "
+                              "classes, as svm_perf_classify; 0: write the predictions only")
     predict.set_defaults(func=_predict)
 
     evaluate = sub.add_parser("evaluate", help="print every measure of a model on an SVMlight file")

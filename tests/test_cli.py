@@ -360,3 +360,14 @@ def test_svmperf_defaults_spelled_out_are_accepted(digits_files, tmp_path):
     assert main(["train", "-c", "100", "-p", "1", "-o", "2", "-w", "9", "-y", "0", "-v", "0", "--b", "1",
                  str(digits_files["bin.train"]), str(model)]) == 0
     assert main(["evaluate", "-v", "1", str(digits_files["bin.test"]), str(model)]) == 0
+
+
+def test_predict_prints_svm_perf_classifys_report_when_the_labels_are_known(digits_files, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["train", "-c", "100", "-v", "0", str(digits_files["bin.train"]), str(model)]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(digits_files["bin.test"]), str(model), str(tmp_path / "p.txt")]) == 0
+    assert "Zero/one-error on test set:" in capsys.readouterr().out
+    assert main(["predict", "-v", "0", str(digits_files["bin.test"]), str(model), str(tmp_path / "q.txt")]) == 0
+    assert capsys.readouterr().out == ""
+    assert (tmp_path / "p.txt").read_text() == (tmp_path / "q.txt").read_text()
