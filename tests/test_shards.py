@@ -200,3 +200,14 @@ def test_an_edited_manifest_is_refused(tmp_path):
     _edit_manifest(path, lambda m: m.update(n_features=m["n_features"] + 1))    # consistent, but not written so
     with pytest.raises(ValueError, match="digest"):
         ShardedMatrix(path)
+
+
+def test_a_group_budget_trains_from_shards_as_in_memory(tmp_path):
+    X = sp.random(400, 30, density=0.2, random_state=0, format="csr")
+    y = (np.asarray(X[:, 3].todense()).ravel() + np.asarray(X[:, 4].todense()).ravel() > 0.3).astype(int)
+    groups = np.repeat(np.arange(10), 3)
+    disk = write_shards(X, y, tmp_path / "s", rows_per_shard=100)
+    memory = StructSVM(C=100.0, budget=2, groups=groups, max_outer=3).fit(X, y)
+    shards = StructSVM(C=100.0, budget=2, groups=groups, max_outer=3).fit(disk, disk.y)
+    assert np.array_equal(memory.selected_groups_, shards.selected_groups_)
+    assert shards.objective_ == pytest.approx(memory.objective_, rel=1e-9)
