@@ -225,6 +225,7 @@ _MEASURES = (("Accuracy", "accuracy", False), ("Precision", "precision", False),
              ("AP", "average_precision", True), ("Prec@k", "precision_at_k", False), ("Rec@k", "recall_at_k", True),
              ("pAUC", "partial_auc", True), ("Error", "error_rate", False))
 _SVMPERF_NAMES = {"ROC-AUC": "ROCArea", "AP": "AvgPrec"}
+_K_LOSSES = {"Prec@k": "prec@k", "Rec@k": "rec@k"}      # the measures whose k the report prints
 
 
 def _precision(y, s):
@@ -245,6 +246,7 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1):
     """Every measure (percent) of the scores, labels cut at 0; macro-averaged over one-vs-rest columns for
     more than two classes. Also "k of Prec@k" and "k of Rec@k": the k of each column."""
     from . import metrics
+    from .losses import get_loss
 
     columns = [scores] if scores.ndim == 1 else [scores[:, j] for j in range(scores.shape[1])]
     targets = [classes[1]] if scores.ndim == 1 else list(classes)
@@ -259,10 +261,8 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1):
             if needs_both and n_pos in (0, len(yy)):
                 continue
             kw = {"k_frac": k_frac} if k_frac and name in ("Prec@k", "Rec@k") else {}
-            if name in ("Prec@k", "Rec@k"):
-                default = 0.5 if name == "Prec@k" else 2.0
-                out[f"k of {name}"].append(metrics.resolve_k(None, k_frac or None, n_pos, len(yy), default,
-                                                             above_n=name == "Rec@k"))
+            if name in _K_LOSSES:          # the loss knows svm_perf's default k and whether k may exceed n
+                out[f"k of {name}"].append(get_loss(_K_LOSSES[name], k_frac=k_frac or None).k_for(n_pos, len(yy)))
             if name == "pAUC":
                 kw = {"beta": beta}
             values.append(fn(yy, col, **kw))
@@ -304,6 +304,8 @@ def _evaluate(args):
 def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1):
     """What svm_perf_classify prints (the zero/one error with counts, accuracy, precision, recall, F1,
     PRBEP, ROC area, average precision), then Prec@k and Rec@k with their k, and the partial ROC area."""
+    from .losses import LOSSES
+
     result = evaluate_scores(classes, scores, y, k_frac, beta)
     classes = np.asarray(classes)
     predicted = classes[(scores > 0).astype(int)] if scores.ndim == 1 else classes[np.argmax(scores, axis=1)]
@@ -318,8 +320,7 @@ def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1):
         shown = f"{_SVMPERF_NAMES.get(name, name) + ':':10s} {result[name]:6.2f}"
         ks = result.get(f"k of {name}")
         if ks:
-            default = "0.5" if name == "Prec@k" else "2"
-            fraction = f"{k_frac:g}" if k_frac else default
+            fraction = f"{k_frac or LOSSES[_K_LOSSES[name]].default_frac:g}"
             shown += (f"  (k = {ks[0]}: {fraction} x the positives)" if len(ks) == 1
                       else f"  (k = {fraction} x each class's positives)")
         if name == "pAUC":
