@@ -205,10 +205,10 @@ def test_fit_cap_trims_the_last_group_to_its_most_violated_new_columns():
 
     c = np.array([0.0, 5.0, -4.0, 3.0, 0.1, -2.0, 1.0])
     top = np.array([1, 2, 3, 5])
-    assert _fit_cap(top, np.array([0, 4]), c, 10)[1] is False            # room for all four
-    group, full = _fit_cap(top, np.array([2, 4]), c, 4)                   # room for 2 of {1, 3, 5}
+    assert _fit_cap(top, c[top], np.array([0, 4]), 10)[1] is False            # room for all four
+    group, full = _fit_cap(top, c[top], np.array([2, 4]), 4)                   # room for 2 of {1, 3, 5}
     assert full and group.tolist() == [1, 2, 3]                           # 2 kept (cached), 1 and 3 new
-    group, full = _fit_cap(top, np.array([0, 4]), c, 6)                   # exactly fills the cap
+    group, full = _fit_cap(top, c[top], np.array([0, 4]), 6)                   # exactly fills the cap
     assert full and group.tolist() == [1, 2, 3, 5]
 
 

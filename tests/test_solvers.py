@@ -336,9 +336,9 @@ def test_outer_lower_bound_rescales_alpha_along_its_ray():
     ws = SimpleNamespace(C=10.0, bias=0.0, abar=np.array([0.05, 0.05]), coef_sum=np.zeros(2),
                          delta=np.array([1.0, 1.0]))                  # A = C * delta'abar = 1
     c = np.array([2.0, 0.0, 0.0])                                     # Q = 4: D(alpha) = 1 - 2 = -1
-    assert _lower_bound(ws, c, np.array([0])) == pytest.approx(1.0 / 8.0)   # t = A/Q = 1/4
+    assert _lower_bound(ws, c[[0]]) == pytest.approx(1.0 / 8.0)   # t = A/Q = 1/4
     c_small = np.array([0.1, 0.0, 0.0])                               # A/Q = 100 > t_max = 10
-    assert _lower_bound(ws, c_small, np.array([0])) == pytest.approx(10 * 1.0 - 0.5 * 100 * 0.01)
+    assert _lower_bound(ws, c_small[[0]]) == pytest.approx(10 * 1.0 - 0.5 * 100 * 0.01)
 
 
 def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):

@@ -60,8 +60,8 @@ class SolverResult:
 class _BestIterate:
     """Keeps the iterate with the lowest true primal objective, and the best lower bound."""
 
-    def __init__(self, n_features, penalty, C):
-        self.m, self.penalty, self.C = n_features, penalty, C
+    def __init__(self, penalty, C):
+        self.penalty, self.C = penalty, C
         self.best = np.inf
         self.lower = -np.inf
         self.w_cache = None
@@ -80,12 +80,6 @@ class _BestIterate:
         if obj < self.best:
             self.best, self.w_cache, self.w_b, self.cols = obj, w.copy(), w_b, cols.copy()
         return obj
-
-    def full_w(self):
-        w = np.zeros(self.m)
-        if self.w_cache is not None:
-            w[self.cols] = self.w_cache
-        return w
 
 
 @dataclass(frozen=True)
@@ -171,10 +165,10 @@ class SolverPath:
         cap = solver.max_features
         self.max_features = cap if cap is not None and cap < X.shape[1] else None
         self.X = _as_solver_matrix(X)
-        n, m = self.X.shape
+        n = self.X.shape[0]
         self.ws = WorkingSet(n, bias, C, solver.master_solver, coded=is_row_blocks(self.X))
         self.cache = ColumnCache(self.X)
-        self.state = _BestIterate(m, self.penalty, C)
+        self.state = _BestIterate(self.penalty, C)
         self.history, self.points, self.stop, self.n_outer = [], [], "", 0
         self.status = None                           # the last inner solve's
         self._t_start = time.perf_counter()
@@ -198,11 +192,16 @@ class SolverPath:
                   f"  bound {rec['lower_bound']:.6g}  inner gap {rec['inner_gap']:.3g}  planes {rec['planes']:3d}"
                   f"  features {rec['features']}")
 
+    def _in_X(self, cols, values):
+        """Weights ``values`` on the solver's (sorted) columns ``cols``: (columns in X's numbering, values)."""
+        cols = np.asarray(cols, dtype=np.int64)
+        return (cols if self.columns is None else self.columns[cols]), np.asarray(values, dtype=float)
+
     def _point(self):
         """The current model in X's numbering."""
         state = self.state
-        cols = state.cols if self.columns is None else self.columns[state.cols]
-        return cols, state.w_cache.copy(), state.w_b
+        cols, w = self._in_X(state.cols, state.w_cache)
+        return cols, w.copy(), state.w_b
 
     def __iter__(self):
         from threadpoolctl import threadpool_limits
@@ -222,25 +221,24 @@ class SolverPath:
     def _generate_groups(self):
         """The outer layer (FGM): add the most violated group, re-solve the restricted problem coarsely,
         until one of the stops of :class:`Solver`."""
-        X, ws, cache, state, solver = self.X, self.ws, self.cache, self.state, self.solver
+        ws, cache, state, solver = self.ws, self.cache, self.state, self.solver
         C, tol, penalty = self.C, solver.tol, self.penalty
         ws.abar[:] = 1.0          # alpha = C on the first plane: the subgradient direction at w = 0
         previous, stalled, self.stop = np.inf, 0, "max_outer"
         for n_outer in range(1, solver.max_outer + 1):
             self.n_outer = n_outer
-            c = _matvec_t(X, ws.beta())
-            top = penalty.select(c)
-            state.lower = max(state.lower, penalty.lower_bound(ws, c, top))
+            top, c_top, c_on = self._most_violated()
+            state.lower = max(state.lower, penalty.lower_bound(ws, c_top))
             if state.best - state.lower <= C * tol:
                 self.stop = "gap"
                 return
-            if penalty.violation(ws, c, top) <= C * tol:
+            if penalty.violation(ws, c_top, c_on) <= C * tol:
                 self.stop = "optimal"    # no unselected group is worth more than the precision asked for
                 return
             full = False
             if self.max_features is not None:
-                top, full = _fit_cap(top, cache.cols, c, self.max_features)
-            del c                      # one value per column (3e7 for kddb): not kept while the cache grows
+                top, full = _fit_cap(top, c_top, cache.cols, self.max_features)
+            del c_on                   # may hold one value per column (3e7 for kddb): not kept while the cache grows
             cache.extend(top)
             # sparse columns: the group reads them from the cache (compiled per-column sums, the same
             # whichever slice); dense ones keep their BLAS products on the group's own slice
@@ -268,6 +266,26 @@ class SolverPath:
                     return
             previous = restricted
 
+    def _most_violated(self):
+        """(top, c_top, c_on): the columns of the most violated group (sorted), their scores c = X~' beta
+        at the current dual point, and c on any cached columns. Data offering ``candidate_scores``
+        (:class:`~structfs.solvers.interactions.PairExpansion`, whose columns are too many for X' beta)
+        give the scores of the columns that can make the group; c on a cached group is then read
+        through the cache."""
+        beta = self.ws.beta()
+        if not hasattr(self.X, "candidate_scores"):
+            c = _matvec_t(self.X, beta)
+            top = self.penalty.select(c)
+            return top, c[top], lambda cols: c[cols]
+        cols, scores = self.X.candidate_scores(beta, self.penalty.budget)
+        chosen = self.penalty.select(scores)
+        cache = self.cache
+
+        def c_on(group_cols):
+            return _matvec_t(cache.columns(group_cols), beta)
+
+        return cols[chosen], scores[chosen], c_on
+
     @property
     def converged(self):
         """Whether the path so far ended where asked: every stop but running out of planes (or, without
@@ -288,8 +306,7 @@ class SolverPath:
         with threadpool_limits(limits=self.solver.blas_threads, user_api="blas"):
             if polish and state.n_iter < self.solver.max_iter and not state.best - state.lower <= self.C * tol:
                 inner_solve(self.ws, self.cache, self.y, self.loss, state, self._inner, outer=self.n_outer)
-            c = _matvec_t(self.X, self.ws.beta())
-            state.lower = max(state.lower, self.penalty.lower_bound(self.ws, c, self.penalty.select(c)))
+            state.lower = max(state.lower, self.penalty.lower_bound(self.ws, self._most_violated()[1]))
 
     def certified(self):
         """Whether the path as far as it was iterated ended with its certificate (as :meth:`result`
@@ -319,9 +336,7 @@ class SolverPath:
         if self.solver.verbose:
             print(f"[structfs] done: objective {state.best:.6g}, lower bound {state.lower:.6g}, "
                   f"{state.n_iter} planes, {self.n_outer} groups, {time.perf_counter() - self._t_start:.2f} s")
-        w = state.full_w()
-        if self.columns is not None:
-            w = weights_in(self.columns, w, self.n_features)
+        w = weights_in(*self._in_X(state.cols, state.w_cache), self.n_features)
         return SolverResult(w, state.w_b, state.best, state.lower, state.n_iter,
                             len(self.points) if budgeted else 1, converged, self.history,
                             self.points if budgeted else [], self.stop)
@@ -332,19 +347,17 @@ class SolverPath:
         and the budgeted objective at those weights. Unbudgeted results are returned as they are."""
         if self.penalty.budget is None:
             return result
-        selected = np.flatnonzero(self.state.full_w())
+        selected = self.state.cols[self.state.w_cache != 0]
         if selected.size == 0:
             return result
         X_selected = take_columns(self.X, selected)     # in memory, whether X is or not
         refit_solver = Solver(tol=self.solver.tol, max_iter=self.solver.max_iter, max_outer=self.solver.max_outer,
                               verbose=self.solver.verbose)
         sub = refit_solver.solve(X_selected, self.y, self.loss, refit_C, SquaredL2(), self.bias)
-        w = np.zeros(self.X.shape[1])
-        w[selected] = sub.w
         scores = _matvec(X_selected, sub.w) + self.bias * sub.w_b
         coef, delta = self.loss.oracle(self.y, scores)
         xi = max(0.0, delta - float(coef @ scores))
-        result.w = w if self.columns is None else weights_in(self.columns, w, self.n_features)
+        result.w = weights_in(*self._in_X(selected, sub.w), self.n_features)
         result.w_b = sub.w_b
         # the budgeted objective at the refitted weights (zeros leave the norm as is)
         result.objective = self.state.objective(sub.w, sub.w_b, xi, selected)
@@ -363,12 +376,13 @@ def solve(X, y, loss, C, *, budget=None, groups=None, bias=_defaults.BIAS, refit
     return result if refit is None else path.debiased(result, float(refit))
 
 
-def _fit_cap(top, cached, c, max_features):
-    """(group, full): ``top`` trimmed so that the cached columns plus its new ones stay within
-    ``max_features`` (the new columns with the largest c_j^2 are kept); full when the cap is reached."""
-    new = np.setdiff1d(top, cached, assume_unique=True)
+def _fit_cap(top, c_top, cached, max_features):
+    """(group, full): ``top`` (scores ``c_top``) trimmed so that the cached columns plus its new ones stay
+    within ``max_features`` (the new columns with the largest c_j^2 are kept); full when the cap is reached."""
+    is_new = ~np.isin(top, cached, assume_unique=True)
     room = max_features - cached.shape[0]
-    if new.shape[0] < room:
+    if int(is_new.sum()) < room:
         return top, False
-    keep = new[np.argsort(-(c[new] ** 2), kind="stable")[:room]]
-    return np.sort(np.concatenate([np.intersect1d(top, cached, assume_unique=True), keep])), True
+    new, c_new = top[is_new], c_top[is_new]
+    keep = new[np.argsort(-(c_new ** 2), kind="stable")[:room]]
+    return np.sort(np.concatenate([top[~is_new], keep])), True

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .cutting_plane import inner_solve
-from .data import ColumnCache, _as_solver_matrix, occurring_columns, select_columns
+from .data import ColumnCache, _as_solver_matrix, occurring_columns, select_columns, take_columns
 from .feature_generation import MAX_AGE, _BestIterate
 from .penalties import SquaredL2
 from .working_set import WorkingSet
@@ -41,10 +41,10 @@ class PathRefitter:
             cols = np.searchsorted(self.columns, cols[np.isin(cols, self.columns)])
         ws = self.ws
         ws.groups, ws.mu = [], np.zeros(0)
-        ws.add_group(cols, self.X[:, cols])
+        ws.add_group(cols, take_columns(self.X, cols))
         cache = ColumnCache(self.X)
         cache.extend(cols)
-        state = _BestIterate(self.X.shape[1], SquaredL2(), self.C)
+        state = _BestIterate(SquaredL2(), self.C)
         state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
         status, _ = inner_solve(ws, cache, self.y, self.loss, state, self.settings, outer=1)
         self.uncertified += status != "converged"

@@ -63,11 +63,12 @@ class BSupport:
         return np.sort(top)
 
     @staticmethod
-    def lower_bound(ws, c, top):
+    def lower_bound(ws, c_top):
         """max over t in [0, 1/sum(abar)] of D(t alpha): the dual function on the ray through alpha.
 
-        D(t alpha) = t A - t^2 Q / 2 with A = Delta'alpha and Q = c_b^2 + (sum of the B largest c_j^2)
-        (c scales with t, its top-B set does not), so the best scaling is closed-form. alpha comes from
+        D(t alpha) = t A - t^2 Q / 2 with A = Delta'alpha and Q = c_b^2 + (sum of the B largest c_j^2,
+        ``c_top`` being c on the selection) (c scales with t, its top-B set does not), so the best
+        scaling is closed-form. alpha comes from
         the restricted problem, whose planes ignore the features outside the groups: at t = 1 the bound
         is often far below zero (Q >> A), while the rescaled alpha stays a feasible dual point and
         gives A^2 / (2 Q) instead.
@@ -75,17 +76,18 @@ class BSupport:
         beta_sum = ws.C * float(ws.abar @ ws.coef_sum)
         c_b = ws.bias * beta_sum
         A = ws.C * float(ws.delta @ ws.abar)
-        Q = c_b * c_b + float(c[top] @ c[top])
+        Q = c_b * c_b + float(c_top @ c_top)
         t_max = 1.0 / max(float(ws.abar.sum()), 1e-300)      # keeps sum(t alpha) <= C
         t = t_max if Q <= 0 else min(max(A / Q, 0.0), t_max)
         return t * A - 0.5 * t * t * Q
 
     @staticmethod
-    def violation(ws, c, top):
+    def violation(ws, c_top, c_on):
         """(||c_top||^2 - max_t ||c_t||^2) / 2: how much the most violated group would raise the dual
-        bound at the current alpha above the restricted problem's (FGM's optimality condition)."""
-        active = max((float(c[g.cols] @ c[g.cols]) for g in ws.groups), default=0.0)
-        return 0.5 * (float(c[top] @ c[top]) - active)
+        bound at the current alpha above the restricted problem's (FGM's optimality condition);
+        ``c_on(cols)`` gives c on a group's columns."""
+        active = max((float(c_on(g.cols) @ c_on(g.cols)) for g in ws.groups), default=0.0)
+        return 0.5 * (float(c_top @ c_top) - active)
 
     def __repr__(self):
         return f"BSupport({self.budget})"
