@@ -21,6 +21,7 @@ from ._validation import check_magnitude, is_dask_array, keeps_state_on_failure
 from .losses import Loss, get_loss
 from .solvers import Solver, penalty_for
 from .solvers.data import is_row_blocks
+from .solvers.interactions import check_pair_scoring, expand, pair_products, split_weights
 
 
 def sparse_row_nonzeros(row):
@@ -55,6 +56,15 @@ def _row_blocks_of_dask(X):
     return DaskRowBlocks.from_dask_array(X)
 
 
+def _nonzeros(w):
+    """(sorted indices, values) of the nonzeros of weights as the solver returns them (an ndarray or
+    a (1, m) CSR row)."""
+    if sp.issparse(w):
+        return sparse_row_nonzeros(w)
+    idx = np.flatnonzero(w)
+    return idx, w[idx]
+
+
 def linear_attributes(w):
     """(coef_, selected_features_) of a linear model from the solver's weights: an ndarray (m,), or the
     (1, m) CSR row (sorted, no zeros) it returns for index spaces above ``solvers.data.MAX_DENSE_WEIGHTS``."""
@@ -86,11 +96,15 @@ class LinearBinaryMixin:
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                                  f"{self.n_features_in_} features as input.")
-            return X.dot(*sparse_row_nonzeros(self.coef_)) + self.intercept_[0]   # dense or sparse coef_
-        X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
-        if sp.issparse(self.coef_):
-            return _dot_sparse_row(X, self.coef_) + self.intercept_[0]
-        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+            linear = X.dot(*sparse_row_nonzeros(self.coef_))   # dense or sparse coef_
+        else:
+            X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
+            dense = not sp.issparse(self.coef_)
+            linear = np.asarray(X @ self.coef_[0]).ravel() if dense else _dot_sparse_row(X, self.coef_)
+        pairs = getattr(self, "interactions_", None)
+        if pairs is not None and pairs.shape[0]:     # + sum of interaction_coef_ * x_j * x_k
+            linear = linear + np.asarray(pair_products(X, pairs) @ self.interaction_coef_).ravel()
+        return linear + self.intercept_[0]
 
     def densify(self):
         """``coef_`` as an ndarray (1, n_features), as scikit-learn's ``densify``; returns self."""
@@ -126,9 +140,13 @@ class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     path, without fitting an estimator. Build it with :meth:`from_weights`."""
 
     @classmethod
-    def from_weights(cls, w, intercept, classes):
+    def from_weights(cls, w, intercept, classes, interactions=None, interaction_coef=None):
+        """The model with weights ``w`` (as :func:`linear_attributes` takes them), the intercept, and
+        optionally ``interactions`` (p, 2) with their weights ``interaction_coef``."""
         model = cls()
         model.coef_, model.selected_features_ = linear_attributes(w)
+        if interactions is not None:
+            model.interactions_, model.interaction_coef_ = interactions, interaction_coef
         model.intercept_ = np.array([intercept])
         model.classes_ = classes
         model.n_features_in_ = model.coef_.shape[1]
@@ -164,6 +182,14 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         groups' norms (FGM's group selection). Groups come from the data's structure: the bins of one
         histogram, the one-hot columns of one categorical variable, the expansion of one input feature.
         Needs a budget; ``max_features`` still counts features.
+    interactions : bool, default=False
+        Also select products x_j * x_k (j < k) of two features, never forming the n x m^2 matrix of
+        all of them: each generated group holds the ``budget`` columns -- features or products --
+        with the largest scores, the products' found from the rows of X (work of the order of the
+        sum over rows of their nonzeros squared). The selected pairs are ``interactions_``, their
+        weights ``interaction_coef_``; ``coef_`` keeps the features' own weights and
+        ``max_features`` counts both. Needs a budget; not with ``groups``. Dense X is scored with an
+        m x m matrix (refused above 1 GiB: pass it sparse). Squares are not candidates.
     bias : float, default=1.0
         Value of the constant feature appended to every example (SVMperf's ``--b``); 0 for none.
         Its weight is regularised like the others but never counts against the budget or a group.
@@ -214,6 +240,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     classes_ : ndarray (2,), ``classes_[1]`` is the positive class
     selected_features_ : ndarray, sorted indices of the nonzero coefficients
     selected_groups_ : ndarray, sorted labels of the groups holding them (only with ``groups``)
+    interactions_ : ndarray (n_pairs, 2), the selected pairs (j, k), j < k, sorted (only with
+        ``interactions``); the decision function adds ``interaction_coef_[p] * x_j * x_k``
+    interaction_coef_ : ndarray (n_pairs,), the pairs' weights (only with ``interactions``)
     objective_ : float, primal objective (:func:`structfs.solvers.primal_objective`) at the returned weights
     lower_bound_ : float, a proven lower bound on the optimal objective
     gap_ : float, ``objective_ - lower_bound_`` (bounds the true suboptimality)
@@ -241,6 +270,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "C": [Interval(Real, 0, np.inf, closed="neither")],
         "budget": [Interval(Integral, 1, None, closed="left"), None],
         "groups": ["array-like", None],
+        "interactions": ["boolean"],
         "bias": [Interval(Real, 0, np.inf, closed="left")],
         "loss_params": [dict, None],
         "tol": [Interval(Real, 0, np.inf, closed="neither")],
@@ -254,7 +284,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     }
 
     def __init__(self, loss: str | Loss = "f1", C: float = _defaults.C, budget: int | None = None,
-                 groups: ArrayLike | None = None, bias: float = _defaults.BIAS,
+                 groups: ArrayLike | None = None, interactions: bool = False, bias: float = _defaults.BIAS,
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  outer_tol: float | None = None, max_iter: int = _defaults.MAX_ITER,
                  max_outer: int = _defaults.MAX_OUTER, max_features: int | None = None, refit: float | None = None,
@@ -263,6 +293,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.C = C
         self.budget = budget
         self.groups = groups
+        self.interactions = interactions
         self.bias = bias
         self.loss_params = loss_params
         self.tol = tol
@@ -285,6 +316,12 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if self.groups is not None and self.budget is None:
             raise ValueError("groups needs a budget: the budget counts groups (budget=B keeps at most B groups "
                              "in each generated group); set budget=B or groups=None.")
+        if self.interactions and self.budget is None:
+            raise ValueError("interactions=True needs a budget: the products of all pairs of features are never "
+                             "formed, only the budget's best ones at a time; set budget=B.")
+        if self.interactions and self.groups is not None:
+            raise ValueError("interactions=True does not combine with groups (a product of two features belongs to no "
+                             "one group); set groups=None or interactions=False.")
         return get_loss(self.loss, **(self.loss_params or {}))
 
     @keeps_state_on_failure
@@ -315,16 +352,28 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
         groups = check_groups(self.groups, X.shape[1])
+        if self.interactions:
+            check_pair_scoring(X)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         y_pm = loss.validate(y_pm)
-        path = self._solver().path(X, y_pm, loss, C, penalty_for(self.budget, groups), bias)
+        data, inputs = expand(X) if self.interactions else (X, None)
+        path = self._solver().path(data, y_pm, loss, C, penalty_for(self.budget, groups), bias)
         for _ in path:
             pass
         result = path.result()
         if self.refit is not None:
             result = path.debiased(result, float(self.refit))
         self.loss_ = loss
-        self.coef_, self.selected_features_ = linear_attributes(result.w)
+        if self.interactions:
+            cols, values = _nonzeros(result.w)
+            w, self.interactions_, self.interaction_coef_ = split_weights(cols, values, inputs, X.shape[1],
+                                                                          data.n_inputs)
+        else:
+            w = result.w
+            for name in ("interactions_", "interaction_coef_"):
+                if hasattr(self, name):
+                    delattr(self, name)
+        self.coef_, self.selected_features_ = linear_attributes(w)
         if groups is not None:
             self.selected_groups_ = np.unique(groups[self.selected_features_])
         elif hasattr(self, "selected_groups_"):
@@ -338,7 +387,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.stop_ = result.stop
         self.history_ = result.history
         self.converged_ = result.converged
-        if self.selected_features_.shape[0] == 0:
+        if self.selected_features_.shape[0] == 0 and not getattr(self, "interaction_coef_", np.zeros(0)).size:
             warnings.warn(f"{NO_FEATURES}: on these data the {loss.name!r} loss's structural "
                           f"SVM at C={C:.4g} has its optimum at w = 0 (objective {self.objective_:.6g}, lower bound "
                           f"{self.lower_bound_:.6g}), so every example gets the same score and the same class. "

@@ -465,3 +465,60 @@ def test_column_cache_grows_to_the_sorted_slice_exactly():
             assert np.array_equal(cache.X.indptr, expected.indptr)
             assert np.array_equal(cache.X.indices, expected.indices)
             assert np.array_equal(cache.X.data, expected.data)
+
+
+def _with_all_pairs(X):
+    """X and every product of two of its columns, j < k, in the expansion's order (materialised: tiny X)."""
+    m = X.shape[1]
+    pairs = [(j, k) for j in range(m) for k in range(j + 1, m)]
+    return np.hstack([X] + [X[:, [j]] * X[:, [k]] for j, k in pairs]), pairs
+
+
+@pytest.mark.parametrize("loss_name,k", [("error", None), ("f1", None), ("prbep", None), ("prec@k", 2), ("rec@k", 3),
+                                         ("auc", None), ("ap", None), ("pauc", None)])
+@pytest.mark.parametrize("budget", [1, 3])
+def test_interactions_match_exact_optimum_over_materialised_pairs(loss_name, k, budget):
+    """Interactions never form the products of all pairs; the objective is nonetheless the exact optimum
+    of the budgeted problem over X and all its products (cvxpy on the materialised columns)."""
+    for seed in range(2):
+        X, y = _problem(seed, m=4, loss_name=loss_name)
+        C = 10.0
+        loss = get_loss(loss_name, **({"k": k} if k else {}))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solve(X, y, loss, C, budget=budget, bias=1.0, tol=1e-5, interactions=True)
+        full, _ = _with_all_pairs(X)
+        opt = exact_objective(full, y, loss_name, C, budget, 1.0, k)
+        assert res.objective == pytest.approx(opt, rel=1e-3)
+        assert res.objective >= opt * (1 - 1e-6)
+        assert res.lower_bound <= opt * (1 + 1e-6) + 1e-6
+
+
+def test_top_pairs_equal_brute_force_on_sparse_and_dense_data():
+    """The row-by-row pair scoring (sparse) and the Gram scoring (dense) find the k best pairs of the
+    brute-force scores, ties to the smaller index, pairs scoring 0 left out."""
+    import scipy.sparse as sp
+
+    from structfs.solvers.interactions import PairExpansion
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        n, m, k = int(rng.integers(5, 40)), int(rng.integers(2, 15)), int(rng.integers(1, 20))
+        X = sp.random(n, m, density=0.4, random_state=trial, format="csc")
+        if trial % 3 == 0:
+            X.data = np.round(X.data * 3)                 # ties and exact zeros
+        v = rng.normal(size=n) if trial % 2 else np.round(rng.normal(size=n))
+        dense = X.toarray()
+        G = dense.T @ (dense * v[:, None])
+        j, l = np.triu_indices(m, 1)
+        scores, keys = G[j, l], j * m + l
+        nonzero = np.flatnonzero(scores)
+        expected = np.sort(keys[nonzero][np.lexsort((keys[nonzero], -(scores[nonzero] ** 2)))[:k]])
+        for data in (X, dense):
+            got, values = PairExpansion(data)._top_pairs(v, k)
+            order = np.argsort(got)
+            assert np.array_equal(got[order], expected), (trial, type(data))
+            assert np.allclose(values[order], G[expected // m, expected % m])
+        cols, values = PairExpansion(X).candidate_scores(v, k)
+        assert np.allclose(PairExpansion(X).take_columns(cols).T @ v, values)
+        assert np.allclose(PairExpansion(dense).take_columns(cols).T @ v, values)

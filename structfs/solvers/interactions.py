@@ -17,7 +17,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._jit import njit
-from .data import _matvec_t, is_row_blocks, take_columns
+from .data import (
+    _as_solver_matrix,
+    _matvec_t,
+    is_row_blocks,
+    occurring_columns,
+    select_columns,
+    take_columns,
+    weights_in,
+)
 
 # Dense data score the pairs with an m x m Gram matrix; above this many bytes of it, sparse input is
 # required (its scoring holds O(m) per feature instead).
@@ -35,13 +43,33 @@ def check_pair_scoring(X, name="interactions"):
                          "matrix, whose pair scoring needs memory of the order of the data, or select features first.")
 
 
+def expand(X):
+    """(the :class:`PairExpansion` of X's occurring columns, those columns in X's numbering or None
+    for all): what a fit with interactions solves on."""
+    columns = occurring_columns(X)
+    base = X if columns is None else select_columns(X, columns)
+    return PairExpansion(_as_solver_matrix(base)), columns
+
+
 def split_columns(cols, values, m):
     """(linear columns, their values, pairs (p, 2), their values) of weights on expanded columns."""
     cols = np.asarray(cols, dtype=np.int64)
+    values = np.asarray(values, dtype=float)
     linear = cols < m
     keys = cols[~linear] - m
     pairs = np.column_stack((keys // m, keys % m)).astype(np.int64)
     return cols[linear], values[linear], pairs, values[~linear]
+
+
+def split_weights(cols, values, columns, n_features, n_inputs):
+    """A model on an expansion's columns (``cols``, ``values``; ``columns``, ``n_inputs`` as
+    :func:`expand` gave them) in X's numbering: (linear weights over ``n_features`` as
+    ``solvers.data.weights_in``, pairs (p, 2) sorted, their weights), zeros left out."""
+    nonzero = np.asarray(values) != 0
+    linear, w_linear, pairs, w_pairs = split_columns(np.asarray(cols)[nonzero], np.asarray(values)[nonzero], n_inputs)
+    if columns is not None:
+        linear, pairs = columns[linear], columns[pairs]
+    return weights_in(linear, w_linear, n_features), pairs.reshape(-1, 2), w_pairs
 
 
 def pair_columns(X_inputs, left, right):
@@ -54,13 +82,26 @@ def pair_columns(X_inputs, left, right):
 
 
 def pair_products(X, pairs):
-    """The n x p matrix of the products x_j * x_k of ``pairs`` (p, 2) of X's columns, reading only
-    the columns involved (one pass for row blocks on disk)."""
+    """The n x p matrix of the products x_j * x_k of ``pairs`` (p, 2) of X's columns (X's numbering),
+    reading only the columns involved (one pass for row blocks on disk or on a cluster)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     needed, where = np.unique(pairs, return_inverse=True)
     where = where.reshape(pairs.shape)
-    block = take_columns(X, needed) if is_row_blocks(X) else (X[:, needed] if sp.issparse(X)
-                                                               else np.asarray(X)[:, needed])
+    if is_row_blocks(X):
+        occurring = X.occurring_columns()
+        if occurring is None:
+            block = X.take_columns(needed)
+        else:                              # the blocks' compact numbering; a column that never occurs is 0
+            at = np.minimum(np.searchsorted(occurring, needed), max(occurring.shape[0] - 1, 0))
+            present = np.flatnonzero(occurring[at] == needed) if occurring.shape[0] else np.zeros(0, np.int64)
+            taken = X.compacted().take_columns(at[present])
+            spread = sp.csr_matrix((np.ones(present.shape[0]), (np.arange(present.shape[0]), present)),
+                                   shape=(present.shape[0], needed.shape[0]))
+            block = sp.csc_matrix(taken @ spread)
+    elif sp.issparse(X):
+        block = sp.csc_matrix(X)[:, needed]
+    else:
+        block = np.asarray(X)[:, needed]
     return pair_columns(block, where[:, 0], where[:, 1])
 
 
