@@ -71,7 +71,8 @@ def _estimator(args, n_classes):
         return _cv_estimator(args, n_classes, loss, loss_params)
     params = dict(loss=loss, loss_params=loss_params, C=_defaults.C if args.C is None else args.C, budget=args.budget,
                   bias=args.bias, tol=args.tol, max_outer=args.max_outer, max_features=args.max_features,
-                  refit=args.refit, verbose=max(0, args.verbose - 1))
+                  refit=args.refit, interactions=getattr(args, "interactions", False),
+                  verbose=max(0, args.verbose - 1))
     if n_classes > 2:
         return OneVsRestStructSVM(estimator=StructSVM(**params), n_jobs=args.jobs)
     return StructSVM(**params)
@@ -90,6 +91,7 @@ def _cv_estimator(args, n_classes, loss, loss_params):
                          max_outer=args.max_outer, max_features=args.max_features,
                          Cs=None if args.C is None else [args.C],
                          budgets=None if args.budget is None else [args.budget],
+                         interactions=getattr(args, "interactions", False),
                          n_jobs=args.jobs if n_classes <= 2 else None,        # one-vs-rest: classes in parallel
                          verbose=max(0, args.verbose - 1))
     return OneVsRestStructSVM(estimator=binary, n_jobs=args.jobs) if n_classes > 2 else binary
@@ -106,7 +108,8 @@ def _refitted(clf):
         cv = clf.estimator
         plain = OneVsRestStructSVM(estimator=StructSVM(loss=cv.loss, loss_params=cv.loss_params, bias=cv.bias,
                                                        tol=cv.tol, max_outer=cv.max_outer,
-                                                       max_features=cv.max_features), n_jobs=clf.n_jobs)
+                                                       max_features=cv.max_features, interactions=cv.interactions),
+                                   n_jobs=clf.n_jobs)
         plain.classes_, plain.n_features_in_ = clf.classes_, clf.n_features_in_
         plain.estimators_ = [est.estimator_ for est in clf.estimators_]    # each with its own C, budget, groups
         return plain
@@ -162,8 +165,11 @@ def _train(args):
     save_model(model, args.model_file)
     if args.verbose:
         feats = _mean_selected(model)
+        binaries = getattr(model, "estimators_", [model])
+        pairs = "" if not args.interactions else \
+            f" and {np.mean([len(getattr(b, 'interaction_coef_', ())) for b in binaries]):.1f} pairs"
         print(f"trained on {X.shape[0]} examples x {X.shape[1]} features, {n_classes} classes in {seconds:.2f} s; "
-              f"{feats:.1f} selected features per model; model written to {args.model_file}")
+              f"{feats:.1f} selected features{pairs} per model; model written to {args.model_file}")
         if args.cv is not None:
             searched = clf.estimators_ if hasattr(clf, "estimators_") else [clf]
             print(f"chosen by {args.cv}-fold cross-validation: " + "; ".join(
@@ -184,7 +190,14 @@ def _scores_on_shards(model, path):
         raise CLIError(f"{path} is a shard directory: only binary linear models (StructSVM) predict on shards")
     idx, values = sparse_row_nonzeros(coef)
     keep = idx < X.shape[1]
-    return X.dot(idx[keep], values[keep]) + model.intercept_[0], X.y
+    scores = X.dot(idx[keep], values[keep]) + model.intercept_[0]
+    pairs = getattr(model, "interactions_", np.zeros((0, 2), dtype=np.int64))
+    present = pairs[:, 1] < X.shape[1] if pairs.shape[0] else np.zeros(0, dtype=bool)   # a missing feature is 0
+    if present.any():
+        from .solvers.interactions import pair_products
+
+        scores = scores + pair_products(X, pairs[present]) @ model.interaction_coef_[present]
+    return scores, X.y
 
 
 def _scores_for(args):
@@ -465,6 +478,9 @@ def build_parser():
     train.add_argument("model_file", metavar="MODEL_FILE")
     learning_options(train)
     train.add_argument("-B", dest="budget", type=int, default=None, help="feature budget B (default: none)")
+    train.add_argument("--interactions", action="store_true",
+                       help="with -B: also select products x_j*x_k of feature pairs (never all formed; the model "
+                            "file records the selected pairs)")
     train.add_argument("--cv", dest="cv", type=int, default=None,
                        help="choose C, the budget and the number of feature groups by K-fold cross-validation "
                             "(StructSVMCV's defaults; -c or -B, if given, are kept instead of searched); the model "

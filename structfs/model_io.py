@@ -45,6 +45,10 @@ FORMAT_VERSION = 2
 # one-vs-rest over StructSVMCV, `structfs train --cv`) records them per model, as version 3: a reader
 # of version 2 would build every model from the shared parameters, so it must refuse such a file.
 FORMAT_VERSION_PER_MODEL = 3
+# A model with interactions (products of feature pairs: StructSVM(interactions=True)) records them as
+# models[i].pairs and models[i].pair_values, as version 4: a reader of version 3 would drop them and
+# predict with the linear part alone, so it must refuse such a file.
+FORMAT_VERSION_INTERACTIONS = 4
 _KINDS = {"binary": StructSVM, "one-vs-rest": OneVsRestStructSVM}
 
 
@@ -125,6 +129,9 @@ def _binary_record(est, shared_params=None):
     objective = float(est.objective_)
     record = {"indices": idx.tolist(), "values": values.tolist(), "intercept": float(est.intercept_[0]),
               "objective": objective if math.isfinite(objective) else None}     # None: not recorded
+    if hasattr(est, "interactions_"):
+        record["pairs"] = est.interactions_.tolist()
+        record["pair_values"] = est.interaction_coef_.tolist()
     if shared_params is not None:
         own = _params_record(est)
         if own != shared_params:
@@ -150,13 +157,16 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
         raise TypeError("save_model writes one-vs-rest models made of StructSVMs; this one holds "
                         f"{type(binaries[0]).__name__} (pickle it, or save each estimators_[i].estimator_).")
     for b in binaries:
-        if not (np.isfinite(_nonzero_weights(b)[1]).all() and np.isfinite(b.intercept_).all()):
+        pair_values = getattr(b, "interaction_coef_", np.zeros(0))
+        if not (np.isfinite(_nonzero_weights(b)[1]).all() and np.isfinite(b.intercept_).all()
+                and np.isfinite(pair_values).all()):
             raise ValueError("save_model refuses a model with non-finite weights.")
     shared = _params_record(estimator._binary()) if isinstance(estimator, OneVsRestStructSVM) else None
     models = [_binary_record(b, shared) for b in binaries]
+    version = FORMAT_VERSION_PER_MODEL if any("params" in m for m in models) else FORMAT_VERSION
     doc = {
         "format": FORMAT, "structfs_version": __version__,
-        "format_version": FORMAT_VERSION_PER_MODEL if any("params" in m for m in models) else FORMAT_VERSION,
+        "format_version": FORMAT_VERSION_INTERACTIONS if any("pairs" in m for m in models) else version,
         "kind": "one-vs-rest" if isinstance(estimator, OneVsRestStructSVM) else "binary",
         "n_features": int(estimator.n_features_in_),
         "classes": [_plain(c, "classes") for c in estimator.classes_],
@@ -190,7 +200,7 @@ def _field(doc, key, kind, where=""):
     return value
 
 
-def _weights(record, n_features, where):
+def _weights(record, n_features, where, version):
     indices = _field(record, "indices", "list", where)
     values = _field(record, "values", "list", where)
     if len(indices) != len(values):
@@ -205,12 +215,34 @@ def _weights(record, n_features, where):
         raise ModelFileError(f"{where}indices repeat a feature")
     order = np.argsort(idx)
     w = weights_in(idx[order], np.asarray(values, dtype=np.float64)[order], n_features)
-    unknown = sorted(set(record) - {"indices", "values", "intercept", "objective", "params"})
+    known = {"indices", "values", "intercept", "objective", "params"}
+    if version >= FORMAT_VERSION_INTERACTIONS:
+        known |= {"pairs", "pair_values"}
+    unknown = sorted(set(record) - known)
     if unknown:
         raise ModelFileError(f"field {where}{_shown(unknown[0])} is not part of a model record")
     intercept = _field(record, "intercept", "number", where)
     objective = float("nan") if record.get("objective") is None else _field(record, "objective", "number", where)
-    return w, float(intercept), float(objective)
+    return w, float(intercept), float(objective), _pairs(record, n_features, where)
+
+
+def _pairs(record, n_features, where):
+    """(pairs (p, 2), their weights) of a record with interactions, or None."""
+    if "pairs" not in record and "pair_values" not in record:
+        return None
+    pairs = _field(record, "pairs", "list", where)
+    values = _field(record, "pair_values", "list", where)
+    if len(pairs) != len(values):
+        raise ModelFileError(f"{where}pairs and {where}pair_values differ in length")
+    if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(i, int) and not isinstance(i, bool) for i in p)
+               and 0 <= p[0] < p[1] < n_features for p in pairs):
+        raise ModelFileError(f"{where}pairs must be pairs [j, k] of integers, 0 <= j < k < n_features ({n_features})")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= MAX_ABS_VALUE for v in values):
+        raise ModelFileError(f"{where}pair_values must be finite numbers of magnitude at most {MAX_ABS_VALUE:g}")
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if pairs.shape[0] > 1 and not np.all(np.diff(pairs[:, 0] * n_features + pairs[:, 1]) > 0):
+        raise ModelFileError(f"{where}pairs must be sorted and distinct")
+    return pairs, np.asarray(values, dtype=np.float64)
 
 
 def _build(cls, params, where="params."):
@@ -267,8 +299,14 @@ def _array(record, where):
     return np.array(values, dtype=np.dtype(dtype))
 
 
-def _fill(est, w, intercept, objective, classes, n_features):
+def _fill(est, w, intercept, objective, pairs, classes, n_features):
     from .losses import get_loss
+
+    if pairs is not None and not getattr(est, "interactions", False):
+        raise ModelFileError("field models: the file records interactions for a model without interactions=True")
+    if getattr(est, "interactions", False):
+        est.interactions_, est.interaction_coef_ = pairs if pairs is not None else (np.zeros((0, 2), np.int64),
+                                                                                    np.zeros(0))
 
     est.coef_, est.selected_features_ = linear_attributes(w)
     est.intercept_ = np.array([intercept])
@@ -301,9 +339,10 @@ def _load(doc):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelFileError("not a structfs model file")
     version = doc.get("format_version")
-    if isinstance(version, bool) or version not in (1, FORMAT_VERSION, FORMAT_VERSION_PER_MODEL):
+    if isinstance(version, bool) or version not in (1, FORMAT_VERSION, FORMAT_VERSION_PER_MODEL,
+                                                    FORMAT_VERSION_INTERACTIONS):
         raise ModelFileError(f"model format version {version!r} is not supported by structfs {__version__} "
-                             f"(which reads versions 1 to {FORMAT_VERSION_PER_MODEL})")
+                             f"(which reads versions 1 to {FORMAT_VERSION_INTERACTIONS})")
     if version != 1:
         unknown = sorted(set(doc) - {"format", "structfs_version", "format_version", "kind", "n_features", "classes",
                                      "feature_names", "params", "models"})
@@ -337,7 +376,7 @@ def _load(doc):
     if names is not None and (not isinstance(names, list) or len(names) != n_features
                               or not all(isinstance(n, str) for n in names)):
         raise ModelFileError("field feature_names must list one name per feature")
-    weights = [_weights(r, n_features, f"models[{i}].") for i, r in enumerate(models)]
+    weights = [_weights(r, n_features, f"models[{i}].", version) for i, r in enumerate(models)]
     if kind == "binary":
         _fill(est, *weights[0], classes, n_features)
     else:
@@ -355,7 +394,7 @@ def _binary_of(ovr, record, i, version):
     or from the shared ones."""
     if "params" not in record:
         return ovr._binary()
-    if version != FORMAT_VERSION_PER_MODEL:
+    if version < FORMAT_VERSION_PER_MODEL:
         raise ModelFileError(f"field models[{i}].params: per-model parameters need format version "
                              f"{FORMAT_VERSION_PER_MODEL}, the file says {version}")
     return _build(StructSVM, _field(record, "params", "dict", f"models[{i}]."), f"models[{i}].params.")

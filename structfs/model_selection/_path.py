@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..estimators import LinearModel
 from ..solvers import PathRefitter, Solver, penalty_for
 from ..solvers.data import weights_in
+from ..solvers.interactions import expand, split_weights
 
 
 def _rows(X, idx):
@@ -52,6 +53,7 @@ class PathScoring:
     threshold_loss: object = None
     cut_X: object = None
     groups: object = None        # every feature's group label: budgets count groups (StructSVM's groups)
+    interactions: bool = False   # budgeted paths also select products of feature pairs (StructSVM's interactions)
 
 
 def fold_path(X, y, fold, C, budget, scoring):
@@ -80,27 +82,41 @@ def fold_path(X, y, fold, C, budget, scoring):
     # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
     # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
     ranking = replace(solver, tol=max(solver.tol, 0.1))
+    data, inputs = (X_tr, None)
+    if scoring.interactions and budget is not None:      # the budget counts features and their products
+        data, inputs = expand(X_tr)
+        penalty = penalty_for(budget).restricted(data.shape[1], solver.max_features)
     refitter = None
     if scoring.debias and penalty.budget is not None:
-        refitter = PathRefitter(X_tr, y_pm, loss, C, fold.bias, ranking)
+        refitter = PathRefitter(data, y_pm, loss, C, fold.bias, ranking)
     scores, n_features = [], []
-    path = (solver if penalty.budget is not None else ranking).path(X_tr, y_pm, loss, C, penalty, fold.bias)
+    path = (solver if penalty.budget is not None else ranking).path(data, y_pm, loss, C, penalty, fold.bias)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
         for cols, w, w_b in path:
             if refitter is not None:   # the budget selects the features, the unbudgeted problem weighs them
                 cols, w, w_b = refitter.refit(cols[w != 0])
-            point = LinearModel.from_weights(weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float),
-                                                        m), fold.bias * w_b, classes)
+            if data is X_tr:
+                w = weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float), m)
+                point = LinearModel.from_weights(w, fold.bias * w_b, classes)
+            else:
+                point = LinearModel.from_weights(**_linear_and_pairs(cols, w, inputs, m, data.n_inputs),
+                                                 intercept=fold.bias * w_b, classes=classes)
             if scoring.threshold_loss is not None:
                 _cut_at_best(point, scoring.threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
             scores.append(scoring.scorer(point, X_te, y[fold.test]))
-            n_features.append(int(point.selected_features_.shape[0]))
+            n_features.append(int(point.selected_features_.shape[0]) + len(getattr(point, "interaction_coef_", ())))
             patience = scoring.n_iter_no_change
             if patience is not None and len(scores) - 1 - int(np.argmax(scores)) >= patience:
                 break
     certified = path.certified() and (refitter is None or refitter.uncertified == 0)
     return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
+
+
+def _linear_and_pairs(cols, w, inputs, m, n_inputs):
+    """A path point on an expansion's columns as :meth:`LinearModel.from_weights`'s weights and pairs."""
+    linear, pairs, pair_w = split_weights(cols, w, inputs, m, n_inputs)
+    return {"w": linear, "interactions": pairs, "interaction_coef": pair_w}
 
 
 def best_threshold(loss, y, s):

@@ -28,6 +28,7 @@ from .._validation import check_magnitude, check_positive_float, keeps_state_on_
 from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM, check_groups
 from ..losses import Loss, get_loss
 from ..solvers import Solver
+from ..solvers.interactions import check_pair_scoring
 from ._grid import (
     DEFAULT_C_PER_SAMPLE,
     _check_budget,
@@ -107,6 +108,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         A group label for every feature (as StructSVM's ``groups``): every budget of the grid then
         counts groups; the unbudgeted candidate (None) is the plain problem. ``selected_groups_`` holds
         the chosen model's groups.
+    interactions : bool, default=False
+        Every budgeted candidate also selects products of feature pairs (as StructSVM's
+        ``interactions``); the unbudgeted candidate (None) is the plain linear problem.
+        ``interactions_`` and ``interaction_coef_`` hold the chosen model's pairs.
     bias, loss_params, tol, max_iter, max_outer, master_solver : as StructSVM's
         ``max_outer`` bounds the path length (groups) of every cell. Inside the folds the unbudgeted
         candidates and the debiasing refits are solved to svm_perf's default precision (``tol`` 0.1,
@@ -162,8 +167,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         **{name: StructSVM._parameter_constraints[name]          # shared with the model it refits
-           for name in ("loss", "groups", "max_features", "bias", "loss_params", "tol", "max_iter", "max_outer",
-                        "master_solver", "verbose")},
+           for name in ("loss", "groups", "interactions", "max_features", "bias", "loss_params", "tol", "max_iter",
+                        "max_outer", "master_solver", "verbose")},
         "Cs": ["array-like", None],
         "scale_C": ["boolean"],
         "budgets": ["array-like", None],
@@ -177,7 +182,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     def __init__(self, loss: str | Loss = "f1", Cs: Iterable[float] | None = None, scale_C: bool = True,
                  budgets: Iterable[int | None] | None = None, cv: int | Any = 3,
                  scoring: str | Callable | None = None, max_features: int | None = None,
-                 groups: ArrayLike | None = None, bias: float = _defaults.BIAS,
+                 groups: ArrayLike | None = None, interactions: bool = False, bias: float = _defaults.BIAS,
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
                  n_iter_no_change: int | None = 5, debias: bool = True, master_solver: str = _defaults.MASTER_SOLVER,
@@ -190,6 +195,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.scoring = scoring
         self.max_features = max_features
         self.groups = groups
+        self.interactions = interactions
         self.bias = bias
         self.loss_params = loss_params
         self.tol = tol
@@ -202,10 +208,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     def _estimator(self, **params):
-        groups = None if params.get("budget") is None else self.groups       # no budget: nothing to count
-        return StructSVM(loss=self.loss, groups=groups, bias=self.bias, loss_params=self.loss_params, tol=self.tol,
-                         max_iter=self.max_iter, max_outer=self.max_outer, max_features=self.max_features,
-                         master_solver=self.master_solver, **params)
+        budgeted = params.get("budget") is not None       # no budget: no groups to count, no pairs to select
+        return StructSVM(loss=self.loss, groups=self.groups if budgeted else None,
+                         interactions=bool(self.interactions) and budgeted, bias=self.bias,
+                         loss_params=self.loss_params, tol=self.tol, max_iter=self.max_iter, max_outer=self.max_outer,
+                         max_features=self.max_features, master_solver=self.master_solver, **params)
 
     def _resolve(self):
         """(loss, Cs, budgets, scorer) from the parameters, after the rules that tie them together and
@@ -229,7 +236,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                         max_features=self.max_features, master_solver=self.master_solver)
         groups = None if self.groups is None else np.asarray(self.groups)
         return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X,
-                           groups)
+                           groups, bool(self.interactions))
 
     def _scales_to_data(self):
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
@@ -316,6 +323,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         check_groups(self.groups, X.shape[1])
+        if self.interactions:
+            check_pair_scoring(X)
         folds = self.folds(y)
 
         def search(estimator, threshold_loss):
@@ -412,6 +421,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
+        for name in ("interactions_", "interaction_coef_"):      # a linear candidate has none
+            if hasattr(self.estimator_, name):
+                setattr(self, name, getattr(self.estimator_, name))
+            elif hasattr(self, name):
+                delattr(self, name)
         if self.groups is not None:
             self.selected_groups_ = np.unique(np.asarray(self.groups)[self.selected_features_])
         if self.verbose:
