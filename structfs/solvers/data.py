@@ -153,6 +153,7 @@ class ColumnCache:
         self.cols = np.zeros(0, dtype=np.int64)
         self.X = take_columns(X, self.cols)
         self._data = self._indices = None     # a sparse cache's own buffers (self.X views them)
+        self._positions = {}                  # id(cols) -> (cols, positions) until the cache grows
 
     def extend(self, new_cols):
         """Add columns; only the new ones are read from X (one pass for data on disk)."""
@@ -160,6 +161,7 @@ class ColumnCache:
         if new.shape[0] == 0:
             return
         block = take_columns(self.X_full, new)
+        self._positions = {}
         cols = np.concatenate((self.cols, new))
         order = np.argsort(cols, kind="stable")
         if sp.issparse(block):
@@ -193,8 +195,15 @@ class ColumnCache:
                                shape=(block.shape[0], lengths.shape[0]), copy=False)
 
     def positions(self, cols):
-        """Where the cached columns ``cols`` (sorted) are in the cache."""
-        return np.searchsorted(self.cols, cols)
+        """Where the cached columns ``cols`` (sorted) are in the cache. Remembered per array until the
+        cache grows: every plane asks it for each group twice (a search over 10^4 columns each, 8% of
+        an unbudgeted R8 fit)."""
+        known = self._positions.get(id(cols))
+        if known is not None and known[0] is cols:
+            return known[1]
+        positions = np.searchsorted(self.cols, cols)
+        self._positions[id(cols)] = (cols, positions)
+        return positions
 
     def columns(self, cols):
         """X[:, cols] for cached columns ``cols``, from the cache."""

@@ -86,7 +86,7 @@ class BSupport:
         """(||c_top||^2 - max_t ||c_t||^2) / 2: how much the most violated group would raise the dual
         bound at the current alpha above the restricted problem's (FGM's optimality condition);
         ``c_on(cols)`` gives c on a group's columns."""
-        active = max((float(c_on(g.cols) @ c_on(g.cols)) for g in ws.groups), default=0.0)
+        active = max((_squared_norm(c_on(g.cols)) for g in ws.groups), default=0.0)
         return 0.5 * (float(c_top @ c_top) - active)
 
     def __repr__(self):
@@ -133,6 +133,10 @@ class GroupBSupport(BSupport):
 
     def __repr__(self):
         return f"GroupBSupport({self.budget}, {self.n_groups} groups)"
+
+
+def _squared_norm(v):
+    return float(v @ v)
 
 
 def group_indices(groups):

@@ -9,6 +9,9 @@ import numpy as np
 
 from .data import _matvec, _matvec_t
 from .plane_store import CodedPlanes, DensePlanes
+
+# A group keeps its planes' values (K x |t|) while |t| is at most this many times n.
+VALUES_PER_EXAMPLE = 2
 from .qcqp import gram_factor, normalise_weights, solve_master
 
 
@@ -18,14 +21,15 @@ class FeatureGroup:
 
     def __init__(self, cols, X_cols, n_samples, cache=None):
         self.cols = cols                      # original feature indices, sorted
-        # Keep the planes restricted to the group (K x |t|) when that is smaller than the planes
-        # themselves (K x n); otherwise Gram rows go through the coefficient vectors.
-        self.keep_values = cols.shape[0] <= n_samples
+        # Keep the planes restricted to the group (K x |t|) when that is at most twice the planes
+        # themselves (K x n): Gram rows and the dual direction are then dense K x |t| products instead
+        # of sparse passes over the group's columns; otherwise Gram rows go through the coefficients.
+        self.keep_values = cols.shape[0] <= VALUES_PER_EXAMPLE * n_samples
         # With a column cache holding its columns the group keeps no copy of them (at 2e7 rows the
         # copies of 100 selected columns were 1.2 GB): new planes are restricted through the cache.
         self.cache = cache if self.keep_values else None
         self.X = None if self.cache is not None else X_cols     # n x |t| slice (CSC or dense)
-        self.values = None                    # K x |t| plane values on the group
+        self.values = None                    # DensePlanes of the K x |t| plane values on the group
         self.G = None                         # K x K Gram of the planes on the group (no bias part)
         self.age = 0                          # master solves since the group last had weight mu > 0
 
@@ -72,8 +76,8 @@ class WorkingSet:
                 # the same sums as on the group's slice: each column's entries in the same order
                 v = on_cache[id(g.cache)][g.cache.positions(g.cols)]
             if g.keep_values:
-                row = g.values @ v
-                g.values = np.vstack([g.values, v[None, :]])
+                row = g.values.dots(v, K)
+                g.values.append(v)
             else:
                 row = self.planes.dots(_matvec(g.X, v), K)
             g.G = _grow_gram(g.G, row, float(v @ v))
@@ -89,7 +93,7 @@ class WorkingSet:
         for g in self.groups:
             g.G = g.G[np.ix_(keep, keep)]
             if g.keep_values:
-                g.values = g.values[keep]
+                g.values.keep(np.flatnonzero(keep))
 
     # -- groups ------------------------------------------------------------------------------------
     def add_group(self, cols, X_cols, cache=None):
@@ -99,7 +103,9 @@ class WorkingSet:
         V = self.planes.column_products(X_cols) if self.K else np.zeros((0, cols.shape[0]))  # K x |t|
         g.G = V @ V.T
         if g.keep_values:
-            g.values = V
+            g.values = DensePlanes(cols.shape[0])
+            for row in V:
+                g.values.append(row)
         self.groups.append(g)
         self.mu = np.append(self.mu, 0.0)
         return g
@@ -116,8 +122,8 @@ class WorkingSet:
         """F_t with G_t = F_t F_t': the plane values themselves when that is thin, else eigen."""
         out = []
         for g, G in zip(self.groups, grams):
-            if g.keep_values and g.values.shape[1] + 1 <= self.K:
-                out.append(np.hstack([g.values, self.bias * self.coef_sum[:, None]]))
+            if g.keep_values and g.values.n + 1 <= self.K:
+                out.append(np.hstack([g.values.coef, self.bias * self.coef_sum[:, None]]))
             else:
                 out.append(gram_factor(G))
         return out
@@ -132,7 +138,7 @@ class WorkingSet:
         members = []
         for g in self.groups:
             pos = np.searchsorted(union, g.cols)
-            F[:, pos] = g.values
+            F[:, pos] = g.values.coef
             members.append(np.append(pos, union.shape[0]))
         F[:, -1] = self.bias * self.coef_sum
         return F, members
@@ -168,17 +174,16 @@ class WorkingSet:
     def direction_on(self, cache):
         """(X_U' beta, sum_i beta_i) on the cache's columns U, beta as in :meth:`beta`.
 
-        For data on disk or on a cluster (coded planes, n large) from the planes' values on the groups:
-        X_t' beta = sum_k alpha_k X_t' coef_k, one K x |t| product per group instead of forming beta
-        (a pass over the K planes' n codes) and multiplying it into the cache's columns -- a third of
-        the time of a plane at 2e6 rows. The same numbers summed in another order, so this is kept to
-        the coded store (in-memory fits stay bit for bit what they were). Columns outside every group
-        get 0: they have no weight (d = 0) in the restricted problem."""
-        if self.coded and all(g.keep_values for g in self.groups):
+        When every group keeps its planes' values, from them: X_t' beta = sum_k alpha_k X_t' coef_k, one
+        dense K x |t| product per group instead of forming beta (K x n) and a sparse pass over the
+        cache's columns -- a third of the time of a plane at 2e6 rows out of core, and of an unbudgeted
+        R8 fit's planes in memory. Columns outside every group get 0: they have no weight (d = 0) in
+        the restricted problem."""
+        if self.groups and all(g.keep_values for g in self.groups):
             alpha = self.C * self.abar
             out = np.zeros(cache.cols.shape[0])
             for g in self.groups:
-                out[cache.positions(g.cols)] = alpha @ g.values
+                out[cache.positions(g.cols)] = g.values.combination(alpha)
             return out, float(alpha @ self.coef_sum)
         beta = self.beta()
         return _matvec_t(cache.X, beta), beta.sum()
