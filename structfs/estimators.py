@@ -56,7 +56,7 @@ def _row_blocks_of_dask(X):
     return DaskRowBlocks.from_dask_array(X)
 
 
-def _nonzeros(w):
+def nonzero_weights(w):
     """(sorted indices, values) of the nonzeros of weights as the solver returns them (an ndarray or
     a (1, m) CSR row)."""
     if sp.issparse(w):
@@ -365,7 +365,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             result = path.debiased(result, float(self.refit))
         self.loss_ = loss
         if self.interactions:
-            cols, values = _nonzeros(result.w)
+            cols, values = nonzero_weights(result.w)
             w, self.interactions_, self.interaction_coef_ = split_weights(cols, values, inputs, X.shape[1],
                                                                           data.n_inputs)
         else:

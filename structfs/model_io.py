@@ -33,7 +33,7 @@ from .estimators import (
     check_groups,
     check_parameters,
     linear_attributes,
-    sparse_row_nonzeros,
+    nonzero_weights,
 )
 from .solvers.data import weights_in
 
@@ -113,13 +113,8 @@ def _params_record(estimator):
 
 
 def _nonzero_weights(est):
-    """(sorted indices, values) of the nonzero weights; no temporary the size of the index space for
-    a sparse coef_ (hashed features: 2^31)."""
-    if sp.issparse(est.coef_):
-        return sparse_row_nonzeros(est.coef_)
-    w = est.coef_[0]
-    idx = np.flatnonzero(w)
-    return idx, w[idx]
+    """(sorted indices, values) of a model's nonzero weights; nothing of the index space's size."""
+    return nonzero_weights(est.coef_ if sp.issparse(est.coef_) else est.coef_[0])
 
 
 def _binary_record(est, shared_params=None):

@@ -9,10 +9,10 @@ import numpy as np
 
 from .data import _matvec, _matvec_t
 from .plane_store import CodedPlanes, DensePlanes
+from .qcqp import gram_factor, normalise_weights, solve_master
 
 # A group keeps its planes' values (K x |t|) while |t| is at most this many times n.
 VALUES_PER_EXAMPLE = 2
-from .qcqp import gram_factor, normalise_weights, solve_master
 
 
 class FeatureGroup:
