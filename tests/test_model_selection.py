@@ -160,6 +160,41 @@ def test_early_stopping_shortens_paths_without_changing_their_start():
     assert np.allclose(short.cv_results_["mean_test_score"][:stop + 1], long.cv_results_["mean_test_score"][:stop + 1])
 
 
+def test_successive_halving_continues_the_best_paths_and_cuts_the_others_short():
+    """Every candidate's path is the start of its path in the full grid; the best third run on to the
+    end, the others are marked pruned and never chosen."""
+    X, y = _data(n=200, m=40, informative=8, seed=3)
+    grid = dict(Cs=[3.0, 30.0, 300.0], budgets=[1, 2], max_outer=12, n_iter_no_change=None)
+    full = StructSVMCV(halving_factor=None, **grid).fit(X, y)
+    halved = StructSVMCV(halving_factor=3, **grid).fit(X, y)
+
+    def paths(search):
+        res = search.cv_results_
+        out = {}
+        for params, score, pruned in zip(res["params"], res["mean_test_score"], res["pruned"]):
+            out.setdefault((params["C"], params["budget"]), []).append((score, pruned))
+        return out
+
+    full_paths, halved_paths = paths(full), paths(halved)
+    assert full_paths.keys() == halved_paths.keys()
+    assert not full.cv_results_["pruned"].any()
+    complete = [key for key, path in halved_paths.items() if len(path) == len(full_paths[key])]
+    assert 1 <= len(complete) <= 2                            # ceil(6 / 3) candidates run on
+    for key, path in halved_paths.items():
+        scores = [score for score, _ in path]
+        assert np.allclose(scores, [score for score, _ in full_paths[key][:len(path)]])
+        assert all(pruned == (key not in complete) for _, pruned in path)
+    assert (halved.C_, halved.budget_) in complete
+    assert not halved.cv_results_["pruned"][halved.best_index_]
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5, "3"])
+def test_halving_factor_must_be_an_integer_of_at_least_two(bad):
+    X, y = _data()
+    with pytest.raises(ValueError, match="halving_factor"):
+        StructSVMCV(halving_factor=bad).fit(X, y)
+
+
 def test_works_in_pipelines_one_vs_rest_and_with_sparse_input():
     X, y = _data(seed=8)
     pipe = make_pipeline(StandardScaler(), StructSVMCV(Cs=[100.0], budgets=[2], max_outer=2)).fit(X, y)

@@ -52,8 +52,13 @@ def path_smoothed_scores(table):
 
 def best_candidate(table):
     """Index of the best path-smoothed mean score (:func:`path_smoothed_scores`); ties go to fewer
-    features, then to the smaller C."""
+    features, then to the smaller C. Candidates whose paths successive halving cut short (``pruned``)
+    lost to the others at a shorter length and are not chosen: the last point of a shortened path is
+    smoothed with itself in place of its successor."""
     score = path_smoothed_scores(table)
+    pruned = np.asarray(table.get("pruned", np.zeros(len(score), dtype=bool)), dtype=bool)
+    if not pruned.all():
+        score = np.where(pruned, -np.inf, score)
     order = np.lexsort((np.asarray(table["C"], dtype=float), np.asarray(table["n_features"]), -score))
     return int(order[0])
 
@@ -76,6 +81,7 @@ def cv_results(table):
         "mean_n_features": np.asarray(table["n_features"], dtype=float),
         "mean_fit_time": np.asarray(table["fit_time"], dtype=float),
         "certified": np.asarray(table["certified"], dtype=bool),
+        "pruned": np.asarray(table.get("pruned", np.zeros(len(mean), dtype=bool)), dtype=bool),
     }
     for f in range(scores.shape[1]):
         results[f"split{f}_test_score"] = scores[:, f]

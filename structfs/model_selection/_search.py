@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from ._grid import (
     squared_norms,
 )
 from ._path import Fold, PathScoring, _cut_at_best, _rows, fold_path
-from ._results import best_candidate, cv_results, grid_results
+from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
 
 if TYPE_CHECKING:
@@ -53,6 +54,50 @@ if TYPE_CHECKING:
 FALLBACK_LOSS = "auc"
 
 
+
+
+# Successive halving's first rung: every budgeted fold path runs to this many groups (the patience of
+# the default early stop, so that a path can have ended on its own by then).
+HALVING_FIRST_RUNG = 5
+
+
+class _Progress:
+    """The search's progress: a tqdm bar of the fold paths done (verbose >= 1), a line per fold path
+    (verbose >= 2); nothing at verbose 0."""
+
+    def __init__(self, total, verbose):
+        self.verbose, self.bar = verbose, None
+        if verbose:
+            import sys
+
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc="StructSVMCV fold paths", unit="path", file=sys.stderr)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+
+    def __call__(self, task, out):
+        if self.bar is None:
+            return
+        if self.verbose >= 2:
+            import sys
+
+            f, C, B = task
+            scores, n_features, seconds, _ = out
+            best = int(np.argmax(scores))
+            self.bar.write(f"[structfs] fold {f}, C {C:.4g}, budget {B}: best validation score {scores[best]:.4f} "
+                           f"after {best + 1} group(s), {n_features[best]} features, {seconds:.2f} s", file=sys.stderr)
+        self.bar.update(1)
+
+    def extend(self, n):
+        if self.bar is not None and n:
+            self.bar.total += n
+            self.bar.refresh()
 
 
 class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
@@ -120,6 +165,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         Early stopping along each fold's path: once the validation score has not improved for this
         many groups, that path ends (a fold whose path ended early keeps its last point for longer
         paths). None: every path runs to ``max_outer`` (or its own convergence).
+    halving_factor : int or None, default=3
+        Successive halving over the candidates' path lengths (scikit-learn's ``HalvingGridSearchCV``
+        with the number of groups as the resource): every fold path first runs to
+        ``HALVING_FIRST_RUNG`` groups; the best 1/factor of the (C, budget) candidates by their
+        path-smoothed score so far continue to factor times as many groups, and so on up to
+        ``max_outer``. A path that ends on its own (early stop, certificate) is complete at any rung;
+        unbudgeted candidates are one fit and always complete. A candidate cut short is not chosen
+        (``cv_results_["pruned"]``; its scores are those of its shortened path). None: every path runs
+        to its end.
     debias : bool, default=True
         Score and return budgeted models debiased: the budget selects the features, and the weights
         are those of the unbudgeted problem on them at the same C (StructSVM's ``refit=C``). The
@@ -175,6 +229,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "cv": ["cv_object"],
         "scoring": [str, callable, None],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "halving_factor": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "debias": ["boolean"],
         "n_jobs": [numbers.Integral, None],
     }
@@ -185,7 +240,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                  groups: ArrayLike | None = None, interactions: bool = False, bias: float = _defaults.BIAS,
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
-                 n_iter_no_change: int | None = 5, debias: bool = True, master_solver: str = _defaults.MASTER_SOLVER,
+                 n_iter_no_change: int | None = 5, halving_factor: int | None = 3, debias: bool = True,
+                 master_solver: str = _defaults.MASTER_SOLVER,
                  n_jobs: int | None = None, verbose: int = 0):
         self.loss = loss
         self.Cs = Cs
@@ -202,6 +258,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.max_outer = max_outer
         self.n_iter_no_change = n_iter_no_change
+        self.halving_factor = halving_factor
         self.debias = debias
         self.master_solver = master_solver
         self.n_jobs = n_jobs
@@ -256,7 +313,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
         restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`); used by
         :meth:`fit` and by MILESClassifier."""
-        from joblib import Parallel, delayed
 
         _, Cs, budgets, _ = self._resolve()
         bias = float(self.bias)
@@ -278,31 +334,71 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                       for f, (train, test) in enumerate(folds)]
         scoring = self.path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
-        results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-            delayed(fold_path)(X, y, fold_tasks[f], C, B, scoring) for f, C, B in tasks)
-        outputs = list(self._with_progress(results, tasks))
-        return grid_results([(C * unit, B) for C, B in cells], outputs, len(folds))
+        table_cells = [(C * unit, B) for C, B in cells]
+        outputs, pruned = self._halving(X, y, fold_tasks, tasks, cells, table_cells, scoring)
+        table = grid_results(table_cells, outputs, len(folds))
+        cut = {table_cells[c] for c in pruned}
+        table["pruned"] = [key in cut for key in zip(table["C"], table["budget"])]
+        return table
 
-    def _with_progress(self, results, tasks):
-        """The fold paths' results as they come, with a progress bar (verbose >= 1) and a line per fold
-        path (verbose >= 2)."""
-        if not self.verbose:
-            yield from results
-            return
-        import sys
+    def _halving(self, X, y, fold_tasks, tasks, cells, table_cells, scoring):
+        """Run the fold paths ``tasks`` (fold, C, B) -- cell c of fold f at f * len(cells) + c -- by
+        successive halving (``halving_factor``; None: each once, to its end); (outputs, pruned cells).
 
-        from tqdm.auto import tqdm
+        A rung r lets a path of budget B run to r * B_min / B groups (B_min: the grid's smallest
+        budget), so that paths of different budgets are compared at about the same number of features."""
+        from joblib import Parallel, delayed
 
-        with tqdm(total=len(tasks), desc="StructSVMCV fold paths", unit="path", file=sys.stderr) as bar:
-            for (f, C, B), out in zip(tasks, results):
-                if self.verbose >= 2:
-                    scores, n_features, seconds, _ = out
-                    best = int(np.argmax(scores))
-                    bar.write(f"[structfs] fold {f}, C {C:.4g}, budget {B}: best validation score {scores[best]:.4f} "
-                              f"after {best + 1} group(s), {n_features[best]} features, {seconds:.2f} s",
-                              file=sys.stderr)
-                bar.update(1)
-                yield out
+        max_outer, n_folds = scoring.solver.max_outer, len(fold_tasks)
+        smallest = min((B for _, B in cells if B is not None), default=1)
+
+        def length(rung, B):
+            return max_outer if B is None else min(max_outer, max(1, -(-rung * smallest // B)))
+
+        def capped(c, rung):            # some fold's path stopped at the rung, not on its own
+            return cells[c][1] is not None and any(
+                outputs[f * len(cells) + c][0].shape[0] >= length(rung, cells[c][1]) for f in range(n_folds))
+
+        outputs = [None] * len(tasks)
+        pending, alive, pruned = list(range(len(tasks))), list(range(len(cells))), set()
+        rung = max_outer if self.halving_factor is None else min(HALVING_FIRST_RUNG, max_outer)
+        with self._progress(len(tasks)) as progress:
+            while pending:
+                results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                    delayed(fold_path)(X, y, fold_tasks[tasks[i][0]], tasks[i][1], tasks[i][2],
+                                       replace(scoring, solver=replace(scoring.solver,
+                                                                       max_outer=length(rung, tasks[i][2]))))
+                    for i in pending)
+                for i, out in zip(pending, results):
+                    if outputs[i] is not None:        # a longer run of the same path: its time adds up
+                        out = (*out[:2], out[2] + outputs[i][2], out[3])
+                    outputs[i] = out
+                    progress(tasks[i], out)
+                if rung >= max_outer:
+                    break
+                survivors = self._survivors(grid_results(table_cells, outputs, n_folds), table_cells, alive)
+                pruned |= {c for c in set(alive) - set(survivors) if capped(c, rung)}
+                pending = [f * len(cells) + c for f in range(n_folds) for c in survivors if capped(c, rung)]
+                alive = survivors
+                rung = min(rung * self.halving_factor, max_outer)
+                progress.extend(len(pending))
+        return outputs, pruned
+
+    def _survivors(self, table, cells, alive):
+        """The best ``1 / halving_factor`` of the candidates ``alive`` (positions in ``cells``) by the
+        best path-smoothed score of their path so far."""
+        smoothed = path_smoothed_scores(table)
+        best = {}
+        for key, score in zip(zip(table["C"], table["budget"]), smoothed):
+            best[key] = max(best.get(key, -np.inf), score)
+        ranked = sorted(alive, key=lambda c: -best[cells[c]])
+        return sorted(ranked[:-(-len(alive) // self.halving_factor)])
+
+    def _progress(self, total):
+        """A context giving ``progress(task, output)`` for each finished fold path -- a progress bar
+        (verbose >= 1) and a line per fold path (verbose >= 2) -- and ``progress.extend(n)`` when
+        successive halving adds paths."""
+        return _Progress(total, self.verbose)
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
