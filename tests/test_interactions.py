@@ -153,3 +153,10 @@ def test_cli_trains_and_evaluates_interactions_in_memory_and_from_shards(tmp_pat
     for test in (data, shards):
         assert main(["evaluate", str(test), str(model)]) == 0
         assert "Zero/one-error on test set: 0.00%" in capsys.readouterr().out
+
+
+def test_debiasing_refits_the_selected_features_and_pairs():
+    X, y = _planted()
+    model = StructSVM(C=100.0, budget=3, interactions=True, max_outer=4, refit=100.0).fit(X, y)
+    assert {tuple(p) for p in model.interactions_.tolist()} == set(PLANTED)
+    assert np.allclose(model.decision_function(X), _by_hand(model, X))
