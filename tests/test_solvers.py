@@ -510,8 +510,8 @@ def test_top_pairs_equal_brute_force_on_sparse_and_dense_data():
         v = rng.normal(size=n) if trial % 2 else np.round(rng.normal(size=n))
         dense = X.toarray()
         G = dense.T @ (dense * v[:, None])
-        j, l = np.triu_indices(m, 1)
-        scores, keys = G[j, l], j * m + l
+        j, k2 = np.triu_indices(m, 1)
+        scores, keys = G[j, k2], j * m + k2
         nonzero = np.flatnonzero(scores)
         expected = np.sort(keys[nonzero][np.lexsort((keys[nonzero], -(scores[nonzero] ** 2)))[:k]])
         for data in (X, dense):
