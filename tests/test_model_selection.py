@@ -18,7 +18,7 @@ from structfs import OneVsRestStructSVM, StructSVM, StructSVMCV
 from structfs.losses import get_loss
 from structfs.metrics import StructScorer, f1
 from structfs.model_selection import Fold, PathScoring, fold_path
-from structfs.solvers import BSupport, Solver, refit_path, solve
+from structfs.solvers import BSupport, Solver, SquaredL2, refit_path, solve
 
 
 def _data(n=120, m=30, informative=4, seed=0, pos=0.3):
@@ -188,6 +188,38 @@ def test_successive_halving_continues_the_best_paths_and_cuts_the_others_short()
     assert not halved.cv_results_["pruned"][halved.best_index_]
 
 
+def test_warm_started_unbudgeted_fits_reach_the_same_certified_optimum():
+    """A fold's unbudgeted fits run as one chain over C, each from the planes of the fit at the next
+    smaller C: the same problem, each solve certified to its tolerance, in any order of the Cs given."""
+    from structfs.model_selection._path import unbudgeted_chain
+
+    X, y = _data(n=200, m=30, seed=5)
+    cv = StructSVMCV()
+    train, test = cv.folds(y)[0]
+    scoring = cv.path_scoring(np.array([0, 1]))
+    fold = Fold(train, test, None, 1.0)
+    Cs = [300.0, 3.0, 30.0]
+    cold = [fold_path(X, y, fold, C, None, scoring) for C in Cs]
+    warm = unbudgeted_chain(X, y, fold, Cs, scoring)
+    for a, b in zip(cold, warm):
+        assert a[3] and b[3]                                   # both certified
+        assert abs(a[0][0] - b[0][0]) <= 0.05                 # validation F1 of two certified solutions
+    y_pm = np.where(y[train] == 1, 1.0, -1.0)
+    loss = scoring.loss
+    path = Solver.default(tol=0.1).path(X[train], y_pm, loss, 30.0, SquaredL2(), 1.0)
+    first = solve(X[train], y_pm, loss, 3.0, tol=0.1)
+    start = Solver.default(tol=0.1).path(X[train], y_pm, loss, 3.0, SquaredL2(), 1.0)
+    for _ in start:
+        pass
+    path.add_planes(start.planes())
+    for _ in path:
+        pass
+    warm_result = path.result()
+    cold_result = solve(X[train], y_pm, loss, 30.0, tol=0.1)
+    assert first.converged and warm_result.converged
+    assert abs(warm_result.objective - cold_result.objective) <= 30.0 * 0.1 * 1.01
+
+
 @pytest.mark.parametrize("bad", [1, 0, 2.5, "3"])
 def test_halving_factor_must_be_an_integer_of_at_least_two(bad):
     X, y = _data()
@@ -292,7 +324,7 @@ def test_search_warns_once_for_uncertified_fold_fits_and_marks_their_candidates(
     X, y = _data(seed=13)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cv = StructSVMCV(Cs=[1.0, 1e5], budgets=[2, None], max_outer=3, max_iter=80).fit(X, y)
+        cv = StructSVMCV(Cs=[1.0, 1e5], budgets=[2, None], max_outer=3, max_iter=60).fit(X, y)
     search = [w for w in caught if issubclass(w.category, ConvergenceWarning) and "candidates" in str(w.message)]
     assert len(search) == 1 and "C = 1e+05)" in str(search[0].message)   # the unbudgeted C = 1e5 fits
     certified, res = cv.cv_results_["certified"], cv.cv_results_

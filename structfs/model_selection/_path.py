@@ -56,8 +56,12 @@ class PathScoring:
     interactions: bool = False   # budgeted paths also select products of feature pairs (StructSVM's interactions)
 
 
-def fold_path(X, y, fold, C, budget, scoring):
+def fold_path(X, y, fold, C, budget, scoring, carry=None):
     """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``.
+
+    ``carry`` (unbudgeted cells): a list of cutting planes (coef, delta) of an earlier fit on the same
+    fold, which start this fit's working set -- a plane is a valid cut at any C -- and which is then
+    replaced by this fit's planes (see :func:`unbudgeted_chain`).
 
     Returns (scores, n_features, seconds, certified): one score and feature count per path point (a
     single point without budget), and whether every solve of the task ended with its certificate
@@ -91,6 +95,9 @@ def fold_path(X, y, fold, C, budget, scoring):
         refitter = PathRefitter(data, y_pm, loss, C, fold.bias, ranking)
     scores, n_features = [], []
     path = (solver if penalty.budget is not None else ranking).path(data, y_pm, loss, C, penalty, fold.bias)
+    warm = carry is not None and penalty.budget is None
+    if warm:
+        path.add_planes(carry)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
         for cols, w, w_b in path:
@@ -110,6 +117,8 @@ def fold_path(X, y, fold, C, budget, scoring):
             if patience is not None and len(scores) - 1 - int(np.argmax(scores)) >= patience:
                 break
     certified = path.certified() and (refitter is None or refitter.uncertified == 0)
+    if warm:
+        carry[:] = path.planes()
     return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
 
 
@@ -117,6 +126,17 @@ def _linear_and_pairs(cols, w, inputs, m, n_inputs):
     """A path point on an expansion's columns as :meth:`LinearModel.from_weights`'s weights and pairs."""
     linear, pairs, pair_w = split_weights(cols, w, inputs, m, n_inputs)
     return {"w": linear, "interactions": pairs, "interaction_coef": pair_w}
+
+
+def unbudgeted_chain(X, y, fold, Cs, scoring):
+    """:func:`fold_path` of the unbudgeted cell at each C of ``Cs`` on one fold, in increasing C, each
+    fit starting from the previous one's planes; the outputs in the order of ``Cs``. A fit at C
+    warm-started from the planes at the next smaller C needs fewer new ones (R8 "earn", one fold's
+    four C: 1.59 -> 0.80 s)."""
+    carry, out = [], {}
+    for C in sorted(Cs):
+        out[C] = fold_path(X, y, fold, C, None, scoring, carry)
+    return [out[C] for C in Cs]
 
 
 def best_threshold(loss, y, s):

@@ -39,7 +39,7 @@ from ._grid import (
     grid_unit,
     squared_norms,
 )
-from ._path import Fold, PathScoring, _cut_at_best, _rows, fold_path
+from ._path import Fold, PathScoring, _cut_at_best, _rows, fold_path, unbudgeted_chain
 from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
 
@@ -54,6 +54,10 @@ if TYPE_CHECKING:
 FALLBACK_LOSS = "auc"
 
 
+
+
+def _as_list(function, *args):
+    return [function(*args)]
 
 
 # Successive halving's first rung: every budgeted fold path runs to this many groups (the patience of
@@ -347,7 +351,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         A rung r lets a path of budget B run to r * B_min / B groups (B_min: the grid's smallest
         budget), so that paths of different budgets are compared at about the same number of features."""
-        from joblib import Parallel, delayed
+        from joblib import Parallel
 
         max_outer, n_folds = scoring.solver.max_outer, len(fold_tasks)
         smallest = min((B for _, B in cells if B is not None), default=1)
@@ -364,16 +368,21 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         rung = max_outer if self.halving_factor is None else min(HALVING_FIRST_RUNG, max_outer)
         with self._progress(len(tasks)) as progress:
             while pending:
+                # a fold's unbudgeted cells run as one job, over C, each fit warm-started (unbudgeted_chain)
+                chains = {}
+                for i in pending:
+                    if tasks[i][2] is None:
+                        chains.setdefault(tasks[i][0], []).append(i)
+                jobs = [[i] for i in pending if tasks[i][2] is not None] + list(chains.values())
                 results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                    delayed(fold_path)(X, y, fold_tasks[tasks[i][0]], tasks[i][1], tasks[i][2],
-                                       replace(scoring, solver=replace(scoring.solver,
-                                                                       max_outer=length(rung, tasks[i][2]))))
-                    for i in pending)
-                for i, out in zip(pending, results):
-                    if outputs[i] is not None:        # a longer run of the same path: its time adds up
-                        out = (*out[:2], out[2] + outputs[i][2], out[3])
-                    outputs[i] = out
-                    progress(tasks[i], out)
+                    self._job(X, y, fold_tasks, [tasks[i] for i in job], scoring, length(rung, tasks[job[0]][2]))
+                    for job in jobs)
+                for job, result in zip(jobs, results):
+                    for i, out in zip(job, result):
+                        if outputs[i] is not None:        # a longer run of the same path: its time adds up
+                            out = (*out[:2], out[2] + outputs[i][2], out[3])
+                        outputs[i] = out
+                        progress(tasks[i], out)
                 if rung >= max_outer:
                     break
                 survivors = self._survivors(grid_results(table_cells, outputs, n_folds), table_cells, alive)
@@ -383,6 +392,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 rung = min(rung * self.halving_factor, max_outer)
                 progress.extend(len(pending))
         return outputs, pruned
+
+    @staticmethod
+    def _job(X, y, fold_tasks, tasks, scoring, max_outer):
+        """A delayed call giving the outputs of ``tasks`` (one fold): one budgeted path run to ``max_outer``
+        groups, or the fold's unbudgeted cells as a warm-started chain."""
+        from joblib import delayed
+
+        f, C, B = tasks[0]
+        if B is None:
+            return delayed(unbudgeted_chain)(X, y, fold_tasks[f], [C for _, C, _ in tasks], scoring)
+        return delayed(_as_list)(fold_path, X, y, fold_tasks[f], C, B,
+                                 replace(scoring, solver=replace(scoring.solver, max_outer=max_outer)))
 
     def _survivors(self, table, cells, alive):
         """The best ``1 / halving_factor`` of the candidates ``alive`` (positions in ``cells``) by the

@@ -178,6 +178,19 @@ class SolverPath:
         self.state.record(np.zeros(0), 0.0, delta, self.cache.cols)
         self.ws.add_plane(coef, delta)
 
+    def add_planes(self, planes):
+        """Start from cutting planes ``planes`` [(coef, delta)] of another solve on the same examples and
+        loss (at any C, on any columns: a plane is a valid cut for all of them); before iterating."""
+        for coef, delta in planes:
+            self.ws.add_plane(coef, delta)
+
+    def planes(self):
+        """The working set's live cutting planes [(coef, delta)]; none for coded stores (data on disk)."""
+        ws = self.ws
+        if not hasattr(ws.planes, "coef"):
+            return []
+        return [(ws.planes.coef[k].copy(), float(ws.delta[k])) for k in range(ws.K)]
+
     def _record(self, rec):
         state = self.state
         if self.penalty.budget is None:   # one group of every feature: the master value is a global bound
