@@ -140,9 +140,7 @@ class PairExpansion:
         lin_block = take_columns(self.base, linear)
         if pairs.shape[0] == 0:
             return lin_block
-        needed, where = np.unique(pairs, return_inverse=True)
-        where = where.reshape(pairs.shape)
-        products = pair_columns(take_columns(self.base, needed), where[:, 0], where[:, 1])
+        products = pair_products(self.base, pairs)
         if sp.issparse(products):
             return sp.hstack([sp.csc_matrix(lin_block), products], format="csc")
         return np.hstack([np.asarray(lin_block), products])
