@@ -106,9 +106,9 @@ def fold_path(X, y, fold, C, budget, scoring, carry=None):
             if data is X_tr:
                 w = weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float), m)
                 point = LinearModel.from_weights(w, fold.bias * w_b, classes)
-            else:
-                point = LinearModel.from_weights(**_linear_and_pairs(cols, w, inputs, m, data.n_inputs),
-                                                 intercept=fold.bias * w_b, classes=classes)
+            else:                      # a point on the expansion's columns: features and pairs
+                linear, pairs, pair_w = split_weights(cols, w, inputs, m, data.n_inputs)
+                point = LinearModel.from_weights(linear, fold.bias * w_b, classes, pairs, pair_w)
             if scoring.threshold_loss is not None:
                 _cut_at_best(point, scoring.threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
             scores.append(scoring.scorer(point, X_te, y[fold.test]))
@@ -120,12 +120,6 @@ def fold_path(X, y, fold, C, budget, scoring, carry=None):
     if warm:
         carry[:] = path.planes()
     return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
-
-
-def _linear_and_pairs(cols, w, inputs, m, n_inputs):
-    """A path point on an expansion's columns as :meth:`LinearModel.from_weights`'s weights and pairs."""
-    linear, pairs, pair_w = split_weights(cols, w, inputs, m, n_inputs)
-    return {"w": linear, "interactions": pairs, "interaction_coef": pair_w}
 
 
 def unbudgeted_chain(X, y, fold, Cs, scoring):
