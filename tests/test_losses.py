@@ -398,3 +398,22 @@ def test_an_undefined_delta_names_its_contingency_table():
         loss.delta(np.array([1.0, -1.0]), np.array([1.0, -1.0]))
     with pytest.raises(AssertionError, match=r"fn\(1, "):
         check_loss(loss)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(-3, 3)), min_size=2, max_size=30),
+       st.sampled_from(["f1", "error", "auc", ("fbeta", 2.0)]), st.sampled_from([1e-3, 0.5, 1e3]))
+def test_compiled_oracles_return_what_the_oracles_return(pairs, name, scale):
+    """``jit_oracle`` (the compiled inner loop's) is the loss's oracle bit for bit, ties included."""
+    y = np.array([1.0 if p else -1.0 for p, _ in pairs])
+    y[:2] = [1.0, -1.0]
+    s = np.array([v * scale for _, v in pairs])
+    loss = get_loss(name) if isinstance(name, str) else get_loss(name[0], beta=name[1])
+    coef, delta = loss.oracle(y, s)
+    jit_coef, jit_delta = loss.jit_oracle(y, s, loss.jit_params)
+    assert np.array_equal(coef, jit_coef) and delta == jit_delta
+
+
+def test_only_losses_with_a_compiled_oracle_offer_one():
+    assert all(get_loss(name).jit_oracle is not None for name in ("f1", "fbeta", "error", "auc"))
+    assert all(get_loss(name).jit_oracle is None for name in ("prbep", "ap", "pauc"))

@@ -6,11 +6,12 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from structfs import StructSVM
 from structfs.losses import get_loss
-from structfs.solvers import ksupport_sq, solve
+from structfs.solvers import Solver, ksupport_sq, refit_path, solve
 from structfs.solvers.qcqp import master_value, solve_master, solve_master_cvxpy, solve_master_ecos
 from structfs.solvers.simplex_qp import solve_simplex_qp
 
@@ -522,3 +523,55 @@ def test_top_pairs_equal_brute_force_on_sparse_and_dense_data():
         cols, values = PairExpansion(X).candidate_scores(v, k)
         assert np.allclose(PairExpansion(X).take_columns(cols).T @ v, values)
         assert np.allclose(PairExpansion(dense).take_columns(cols).T @ v, values)
+
+
+@pytest.mark.parametrize("loss_name", ["f1", "error", "auc"])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n,m", [(40, 12), (30, 90)])       # 90 > 2n: planes not kept on the group
+def test_compiled_loop_takes_the_python_loops_steps(monkeypatch, loss_name, sparse, n, m):
+    """Unbudgeted fits (and the debiasing refits sharing planes) through the compiled inner loop give
+    the Python loop's model: the same steps (up to the order of floating-point sums, which can move the
+    last plane by one), the same objective and bound, the same weights."""
+    from structfs.solvers import compiled_loop
+
+    rng = np.random.default_rng(n + m)
+    X = rng.normal(size=(n, m)) * (rng.random((n, m)) < 0.5)
+    y = np.where(X @ rng.normal(size=m) + rng.normal(size=n) > 0.3, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    data = sp.csr_matrix(X) if sparse else X
+    loss = get_loss(loss_name)
+    calls = []
+    compiled = compiled_loop.compiled_inner_solve
+
+    def counted(*args):
+        calls.append(1)
+        return compiled(*args)
+
+    monkeypatch.setattr(compiled_loop, "compiled_inner_solve", counted)
+    fast = solve(data, y, loss, 50.0, tol=1e-3)
+    refits = refit_path(data, y, loss, 50.0, [np.arange(m // 2), np.arange(m)], 1.0, Solver.default(tol=1e-3))
+    assert len(calls) == 3
+    monkeypatch.setattr(compiled_loop, "compiled_inner_solve", lambda *args: None)
+    slow = solve(data, y, loss, 50.0, tol=1e-3)
+    slow_refits = refit_path(data, y, loss, 50.0, [np.arange(m // 2), np.arange(m)], 1.0, Solver.default(tol=1e-3))
+    assert abs(fast.n_iter - slow.n_iter) <= 1 and fast.converged and slow.converged
+    assert fast.objective == pytest.approx(slow.objective, rel=1e-6)
+    assert fast.lower_bound == pytest.approx(slow.lower_bound, rel=1e-6)
+    np.testing.assert_allclose(fast.w, slow.w, rtol=1e-5, atol=1e-7)
+    for (cols, w, w_b), (slow_cols, slow_w, slow_w_b) in zip(refits, slow_refits):
+        assert np.array_equal(cols, slow_cols)
+        np.testing.assert_allclose(w, slow_w, rtol=1e-5, atol=1e-7)
+        assert w_b == pytest.approx(slow_w_b, rel=1e-5, abs=1e-7)
+
+
+def test_compiled_loop_stops_at_max_iter_as_the_python_loop(monkeypatch):
+    from structfs.solvers import compiled_loop
+
+    X, y = _problem(3, n=60, m=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = solve(X, y, get_loss("f1"), 1e4, tol=1e-9, max_iter=7)
+        monkeypatch.setattr(compiled_loop, "compiled_inner_solve", lambda *args: None)
+        slow = solve(X, y, get_loss("f1"), 1e4, tol=1e-9, max_iter=7)
+    assert fast.n_iter == slow.n_iter == 7 and not fast.converged and not slow.converged
+    assert fast.objective == pytest.approx(slow.objective, rel=1e-9)

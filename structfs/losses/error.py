@@ -5,6 +5,12 @@ from .._jit import njit
 from .base import ContingencyLoss
 
 
+@njit(cache=True)
+def _error_jit_oracle(y, s, params):
+    """ErrorRateLoss.oracle for the compiled inner loop (no settings)."""
+    return _error_oracle(y, s)
+
+
 class ErrorRateLoss(ContingencyLoss):
     """Flipping example i adds 100/n to Delta and (100/n) y_i s_i to coef . s, so the most violated
     labeling flips exactly the examples with margin y_i s_i < 1 — the hinge loss with margin 1.
@@ -24,6 +30,7 @@ class ErrorRateLoss(ContingencyLoss):
     """
 
     name = "error"
+    jit_oracle = staticmethod(_error_jit_oracle)
 
     def __init__(self):
         super().__init__(self._table_delta)      # a method, not a lambda: the loss (and models) pickle

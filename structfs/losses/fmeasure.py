@@ -15,6 +15,17 @@ from ..metrics import fbeta_from_table
 from .base import ContingencyLoss, SortedClasses
 
 
+@njit(cache=True)
+def _fbeta_jit_oracle(y, s, params):
+    """FBetaLoss.oracle compiled whole (``params`` = [beta^2]), for the compiled inner loop; numba's sort
+    in place of NumPy's (the same sorted values)."""
+    beta2 = params[0]
+    sorted_pos, sorted_neg = _class_scores(y, s, beta2)
+    sorted_pos.sort()
+    sorted_neg.sort()
+    return _fbeta_oracle(y, s, sorted_pos[::-1], sorted_neg[::-1], beta2)
+
+
 class FBetaLoss(ContingencyLoss):
     """Delta = 100 (1 - F_beta); F_beta := 0 when there is no true positive.
 
@@ -33,6 +44,7 @@ class FBetaLoss(ContingencyLoss):
     """
 
     name = "fbeta"
+    jit_oracle = staticmethod(_fbeta_jit_oracle)
 
     def __init__(self, beta=1.0):
         self.beta = check_positive_float(beta, "beta")
@@ -57,6 +69,10 @@ class FBetaLoss(ContingencyLoss):
         sorted_neg.sort()
         coef, delta = _fbeta_oracle(y, s, sorted_pos[::-1], sorted_neg[::-1], self.beta ** 2)
         return coef, float(delta)
+
+    @property
+    def jit_params(self):
+        return np.array([self.beta ** 2])
 
     def _oracle_reference(self, y, s):
         """The same oracle through SortedClasses (NumPy); kept to test the compiled one against."""

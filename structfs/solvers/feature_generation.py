@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _defaults
+from .compiled_loop import solve_single_group
 from .cutting_plane import inner_solve
 from .data import (
     ColumnCache,
@@ -227,7 +228,7 @@ class SolverPath:
         self.ws.add_group(cols, self.X)
         self.cache.extend(cols)
         self.n_outer = 1
-        self.status, _ = inner_solve(self.ws, self.cache, self.y, self.loss, self.state, self._inner, outer=1)
+        self.status, _ = solve_single_group(self.ws, self.cache, self.y, self.loss, self.state, self._inner, outer=1)
         self.points.append(self._point())
         yield self.points[-1]
 

@@ -30,6 +30,13 @@ class DensePlanes:
         self.K = 0
         self._coef = np.empty((16, n_samples))  # capacity grows by doubling; rows [:K] are live
 
+    @classmethod
+    def wrap(cls, buffer, K):
+        """The store whose first ``K`` rows of ``buffer`` are its planes (the rest is capacity)."""
+        store = cls.__new__(cls)
+        store.n, store.K, store._coef = buffer.shape[1], K, buffer
+        return store
+
     @property
     def coef(self):
         return self._coef[:self.K]

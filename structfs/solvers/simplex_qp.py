@@ -188,36 +188,55 @@ def active_set(Q, b, x, tol, max_iter):
     return max_iter, np.inf
 
 
-def solve_simplex_qp(Q, b, x0=None, tol=1e-10, max_iter=200_000):
-    """Minimise 1/2 x'Qx - b'x over {x >= 0, sum(x) <= 1}.
-
-    Returns (x, fw_gap, n_steps). ``x0`` (length K, feasible) warm-starts; ``tol`` is absolute on the
-    Frank-Wolfe gap, which bounds f(x) - f*. The active-set method runs first; if it stalls (badly
-    scaled planes leave it a little short of ``tol``), SMO continues from its point and the answer
-    with the smaller gap is returned.
-    """
-    Q = np.ascontiguousarray(Q, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
+@njit(cache=True)
+def simplex_qp(Q, b, x, tol, max_iter):
+    """Minimise 1/2 x'Qx - b'x over the simplex from the feasible ``x`` (length K + 1, slack last),
+    in place; returns (fw_gap, steps). The active-set method runs first; if it stalls (badly scaled
+    planes leave it a little short of ``tol``), SMO continues from its point and the answer with the
+    smaller gap is kept. Compiled so that the compiled inner loop (``compiled_loop.py``) calls it too."""
     K = b.shape[0]
-    x = np.zeros(K + 1)
-    if x0 is None:
-        x[K] = 1.0
-    else:
-        x[:K] = np.clip(x0, 0.0, None)
-        total = x[:K].sum()
-        if total > 1.0:
-            x[:K] /= total
-        x[K] = max(0.0, 1.0 - x[:K].sum())
     start = x.copy()
-    steps, gap = active_set(Q, b, x, float(tol), 4 * K + 20)
-    if not np.isfinite(gap) or gap > max(tol, 1e-9 * max(1.0, float(np.abs(b).max()))):
+    steps, gap = active_set(Q, b, x, tol, 4 * K + 20)
+    b_max = 0.0
+    for i in range(K):
+        b_max = max(b_max, abs(b[i]))
+    if not np.isfinite(gap) or gap > max(tol, 1e-9 * max(1.0, b_max)):
         # SMO is a descent method: it continues from the active set's point when that one is feasible
         # (badly scaled planes -- Q ~ 1e10 against b ~ 1 -- leave it close but not within tol), and the
         # answer with the smaller Frank-Wolfe gap is kept: from the start point, 2e5 SMO steps ended
         # 25x further from the optimum than the point they replaced.
         finite = np.isfinite(gap)
         smo_x = x.copy() if finite else start
-        smo_steps, smo_gap = _smo(Q, b, smo_x, float(tol), int(max_iter))
+        smo_steps, smo_gap = _smo(Q, b, smo_x, tol, max_iter)
         if not finite or smo_gap <= gap:
-            x, steps, gap = smo_x, steps + smo_steps, smo_gap
+            x[:] = smo_x
+            steps, gap = steps + smo_steps, smo_gap
+    return gap, steps
+
+
+def feasible_start(x0, K):
+    """The simplex point (length K + 1, slack last) a warm start ``x0`` (length K, or None) gives."""
+    x = np.zeros(K + 1)
+    if x0 is None:
+        x[K] = 1.0
+        return x
+    x[:K] = np.clip(x0, 0.0, None)
+    total = x[:K].sum()
+    if total > 1.0:
+        x[:K] /= total
+    x[K] = max(0.0, 1.0 - x[:K].sum())
+    return x
+
+
+def solve_simplex_qp(Q, b, x0=None, tol=1e-10, max_iter=200_000):
+    """Minimise 1/2 x'Qx - b'x over {x >= 0, sum(x) <= 1}.
+
+    Returns (x, fw_gap, n_steps). ``x0`` (length K, feasible) warm-starts; ``tol`` is absolute on the
+    Frank-Wolfe gap, which bounds f(x) - f* (:func:`simplex_qp`).
+    """
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    K = b.shape[0]
+    x = feasible_start(x0, K)
+    gap, steps = simplex_qp(Q, b, x, float(tol), int(max_iter))
     return x[:K], gap, steps
