@@ -188,6 +188,32 @@ def test_successive_halving_continues_the_best_paths_and_cuts_the_others_short()
     assert not halved.cv_results_["pruned"][halved.best_index_]
 
 
+def test_survivors_continue_their_paths_as_a_restarted_path_would():
+    """A serial search keeps its fold paths between rungs and continues them; a parallel one starts
+    them over in its workers. The table is the same, and a path paused at a rung and continued
+    scores the points of one run to the end."""
+    from structfs.model_selection._path import FoldPath
+
+    X, y = _data(n=200, m=40, informative=8, seed=3)
+    grid = dict(Cs=[3.0, 30.0, 300.0], budgets=[1, 2], max_outer=12, n_iter_no_change=None)
+    serial = StructSVMCV(halving_factor=3, **grid).fit(X, y).cv_results_
+    parallel = StructSVMCV(halving_factor=3, n_jobs=2, **grid).fit(X, y).cv_results_
+    for key in ("mean_test_score", "mean_n_features", "pruned"):
+        np.testing.assert_array_equal(serial[key], parallel[key])
+    cv = StructSVMCV(max_outer=9, n_iter_no_change=None)
+    train, test = cv.folds(y)[0]
+    scoring = cv.path_scoring(np.array([0, 1]))
+    fold = Fold(train, test, None, 1.0)
+    paused = FoldPath(X, y, fold, 30.0, 2, scoring)
+    first = paused.advance(3)
+    resumed = paused.advance(9)
+    whole = fold_path(X, y, fold, 30.0, 2, scoring)
+    assert first[0].shape[0] == 3 and np.array_equal(first[0], resumed[0][:3])
+    np.testing.assert_array_equal(resumed[0], whole[0])
+    np.testing.assert_array_equal(resumed[1], whole[1])
+    assert resumed[3] == whole[3]
+
+
 def test_warm_started_unbudgeted_fits_reach_the_same_certified_optimum():
     """A fold's unbudgeted fits run as one chain over C, each from the planes of the fit at the next
     smaller C: the same problem, each solve certified to its tolerance, in any order of the Cs given."""

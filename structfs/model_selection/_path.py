@@ -57,7 +57,8 @@ class PathScoring:
 
 
 def fold_path(X, y, fold, C, budget, scoring, carry=None):
-    """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``.
+    """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``:
+    :class:`FoldPath` run to ``scoring.solver.max_outer`` points.
 
     ``carry`` (unbudgeted cells): a list of cutting planes (coef, delta) of an earlier fit on the same
     fold, which start this fit's working set -- a plane is a valid cut at any C -- and which is then
@@ -69,57 +70,89 @@ def fold_path(X, y, fold, C, budget, scoring, carry=None):
     solution). The solves do not warn each: the search reports uncertified candidates once
     (:meth:`StructSVMCV.refit_best`).
     """
-    t0 = time.perf_counter()
-    classes, loss, solver = scoring.classes, scoring.loss, scoring.solver
-    X_tr, X_te = _rows(X, fold.train), _rows(X, fold.test)
-    X_cut = None
-    if scoring.cut_X is not None and scoring.threshold_loss is not None:
-        X_cut = _rows(scoring.cut_X, fold.train)
-    if fold.columns is not None:
-        X_tr, X_te = X_tr[:, fold.columns], X_te[:, fold.columns]
-        X_cut = None if X_cut is None else X_cut[:, fold.columns]
-    y_pm = np.where(y[fold.train] == classes[1], 1.0, -1.0)
-    loss.validate(y_pm)
-    m = X_tr.shape[1]
-    groups = scoring.groups if scoring.groups is None or fold.columns is None else scoring.groups[fold.columns]
-    penalty = penalty_for(budget, groups).restricted(m, solver.max_features)
-    # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
-    # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
-    ranking = replace(solver, tol=max(solver.tol, 0.1))
-    data, inputs = (X_tr, None)
-    if scoring.interactions and budget is not None:      # the budget counts features and their products
-        data, inputs = expand(X_tr)
-        penalty = penalty_for(budget).restricted(data.shape[1], solver.max_features)
-    refitter = None
-    if scoring.debias and penalty.budget is not None:
-        refitter = PathRefitter(data, y_pm, loss, C, fold.bias, ranking)
-    scores, n_features = [], []
-    path = (solver if penalty.budget is not None else ranking).path(data, y_pm, loss, C, penalty, fold.bias)
-    warm = carry is not None and penalty.budget is None
-    if warm:
-        path.add_planes(carry)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
-        for cols, w, w_b in path:
-            if refitter is not None:   # the budget selects the features, the unbudgeted problem weighs them
-                cols, w, w_b = refitter.refit(cols[w != 0])
-            if data is X_tr:
-                w = weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float), m)
-                point = LinearModel.from_weights(w, fold.bias * w_b, classes)
-            else:                      # a point on the expansion's columns: features and pairs
-                linear, pairs, pair_w = split_weights(cols, w, inputs, m, data.n_inputs)
-                point = LinearModel.from_weights(linear, fold.bias * w_b, classes, pairs, pair_w)
-            if scoring.threshold_loss is not None:
-                _cut_at_best(point, scoring.threshold_loss, y_pm, X_tr if X_cut is None else X_cut)
-            scores.append(scoring.scorer(point, X_te, y[fold.test]))
-            n_features.append(int(point.selected_features_.shape[0]) + len(getattr(point, "interaction_coef_", ())))
-            patience = scoring.n_iter_no_change
-            if patience is not None and len(scores) - 1 - int(np.argmax(scores)) >= patience:
-                break
-    certified = path.certified() and (refitter is None or refitter.uncertified == 0)
-    if warm:
-        carry[:] = path.planes()
-    return np.array(scores, dtype=float), np.array(n_features), time.perf_counter() - t0, certified
+    task = FoldPath(X, y, fold, C, budget, scoring, carry)
+    return task.advance(scoring.solver.max_outer)
+
+
+class FoldPath:
+    """One (fold, C, budget) task of a search that can be paused and resumed: :meth:`advance` runs the
+    path to a number of points and scores them; called again with a larger number it continues where
+    it stopped. Successive halving's surviving candidates continue their paths this way instead of
+    starting them over (the points are the same: a path's first points do not depend on its length)."""
+
+    def __init__(self, X, y, fold, C, budget, scoring, carry=None):
+        t0 = time.perf_counter()
+        self.fold, self.scoring, self.carry = fold, scoring, carry
+        classes, loss, solver = scoring.classes, scoring.loss, scoring.solver
+        self.X_tr, self.X_te = _rows(X, fold.train), _rows(X, fold.test)
+        X_cut = None
+        if scoring.cut_X is not None and scoring.threshold_loss is not None:
+            X_cut = _rows(scoring.cut_X, fold.train)
+        if fold.columns is not None:
+            self.X_tr, self.X_te = self.X_tr[:, fold.columns], self.X_te[:, fold.columns]
+            X_cut = None if X_cut is None else X_cut[:, fold.columns]
+        self.X_cut = self.X_tr if X_cut is None else X_cut
+        self.y_pm = np.where(y[fold.train] == classes[1], 1.0, -1.0)
+        self.y_test = y[fold.test]
+        loss.validate(self.y_pm)
+        self.m = m = self.X_tr.shape[1]
+        groups = scoring.groups if scoring.groups is None or fold.columns is None else scoring.groups[fold.columns]
+        penalty = penalty_for(budget, groups).restricted(m, solver.max_features)
+        # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
+        # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
+        ranking = replace(solver, tol=max(solver.tol, 0.1))
+        self.data, self.inputs = (self.X_tr, None)
+        if scoring.interactions and budget is not None:      # the budget counts features and their products
+            self.data, self.inputs = expand(self.X_tr)
+            penalty = penalty_for(budget).restricted(self.data.shape[1], solver.max_features)
+        self.refitter = None
+        if scoring.debias and penalty.budget is not None:
+            self.refitter = PathRefitter(self.data, self.y_pm, loss, C, fold.bias, ranking)
+        self.scores, self.n_features = [], []
+        self.path = (solver if penalty.budget is not None else ranking).path(self.data, self.y_pm, loss, C, penalty,
+                                                                              fold.bias)
+        self.warm = carry is not None and penalty.budget is None
+        if self.warm:
+            self.path.add_planes(carry)
+        self._points = iter(self.path)
+        self.done = False             # the path ended on its own (its last point, an early stop)
+        self._setup = time.perf_counter() - t0
+
+    def advance(self, n_points):
+        """Run the path to at most ``n_points`` points in all; (scores, n_features, seconds, certified) of
+        every point so far, ``seconds`` those of this call."""
+        t0 = time.perf_counter() - self._setup
+        self._setup = 0.0
+        scoring, fold = self.scoring, self.fold
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)      # counted in `certified` instead
+            while not self.done and len(self.scores) < n_points:
+                point = next(self._points, None)
+                if point is None:
+                    self.done = True
+                    break
+                cols, w, w_b = point
+                if self.refitter is not None:   # the budget selects the features, the unbudgeted problem weighs them
+                    cols, w, w_b = self.refitter.refit(cols[w != 0])
+                if self.data is self.X_tr:
+                    w = weights_in(np.asarray(cols, dtype=np.int64), np.asarray(w, dtype=float), self.m)
+                    model = LinearModel.from_weights(w, fold.bias * w_b, scoring.classes)
+                else:                      # a point on the expansion's columns: features and pairs
+                    linear, pairs, pair_w = split_weights(cols, w, self.inputs, self.m, self.data.n_inputs)
+                    model = LinearModel.from_weights(linear, fold.bias * w_b, scoring.classes, pairs, pair_w)
+                if scoring.threshold_loss is not None:
+                    _cut_at_best(model, scoring.threshold_loss, self.y_pm, self.X_cut)
+                self.scores.append(scoring.scorer(model, self.X_te, self.y_test))
+                self.n_features.append(int(model.selected_features_.shape[0])
+                                       + len(getattr(model, "interaction_coef_", ())))
+                patience = scoring.n_iter_no_change
+                if patience is not None and len(self.scores) - 1 - int(np.argmax(self.scores)) >= patience:
+                    self.done = True
+        certified = self.path.certified() and (self.refitter is None or self.refitter.uncertified == 0)
+        if self.warm:
+            self.carry[:] = self.path.planes()
+        return (np.array(self.scores, dtype=float), np.array(self.n_features), time.perf_counter() - t0,
+                certified)
 
 
 def unbudgeted_chain(X, y, fold, Cs, scoring):

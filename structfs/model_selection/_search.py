@@ -39,7 +39,7 @@ from ._grid import (
     grid_unit,
     squared_norms,
 )
-from ._path import Fold, PathScoring, _cut_at_best, _rows, fold_path, unbudgeted_chain
+from ._path import Fold, FoldPath, PathScoring, _cut_at_best, _rows, fold_path, unbudgeted_chain
 from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
 
@@ -63,6 +63,9 @@ def _as_list(function, *args):
 # Successive halving's first rung: every budgeted fold path runs to this many groups (the patience of
 # the default early stop, so that a path can have ended on its own by then).
 HALVING_FIRST_RUNG = 5
+# A serial search keeps its budgeted fold paths between rungs while their training rows add up to at
+# most this many (each holds its cutting planes, K x n doubles: at K = 50, 0.8 GB at this bound).
+RESUME_MAX_ROWS = 2_000_000
 
 
 class _Progress:
@@ -366,6 +369,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         outputs = [None] * len(tasks)
         pending, alive, pruned = list(range(len(tasks))), list(range(len(cells))), set()
         rung = max_outer if self.halving_factor is None else min(HALVING_FIRST_RUNG, max_outer)
+        # Serial searches keep their budgeted paths between rungs and continue them (FoldPath); parallel
+        # ones start a survivor's path over in a worker. Kept paths hold their planes (K x n each), so
+        # only while the training rows of all of them stay under RESUME_MAX_ROWS.
+        budgeted_rows = sum(len(fold_tasks[f].train) for f, _, B in tasks if B is not None)
+        live = {} if self.n_jobs in (None, 1) and budgeted_rows <= RESUME_MAX_ROWS else None
         with self._progress(len(tasks)) as progress:
             while pending:
                 # a fold's unbudgeted cells run as one job, over C, each fit warm-started (unbudgeted_chain)
@@ -374,9 +382,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     if tasks[i][2] is None:
                         chains.setdefault(tasks[i][0], []).append(i)
                 jobs = [[i] for i in pending if tasks[i][2] is not None] + list(chains.values())
-                results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                    self._job(X, y, fold_tasks, [tasks[i] for i in job], scoring, length(rung, tasks[job[0]][2]))
-                    for job in jobs)
+                if live is None:
+                    results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
+                        self._job(X, y, fold_tasks, [tasks[i] for i in job], scoring, length(rung, tasks[job[0]][2]))
+                        for job in jobs)
+                else:
+                    results = (self._resumed(live, X, y, fold_tasks, tasks, job, scoring,
+                                             length(rung, tasks[job[0]][2])) for job in jobs)
                 for job, result in zip(jobs, results):
                     for i, out in zip(job, result):
                         if outputs[i] is not None:        # a longer run of the same path: its time adds up
@@ -388,6 +400,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 survivors = self._survivors(grid_results(table_cells, outputs, n_folds), table_cells, alive)
                 pruned |= {c for c in set(alive) - set(survivors) if capped(c, rung)}
                 pending = [f * len(cells) + c for f in range(n_folds) for c in survivors if capped(c, rung)]
+                if live is not None:               # the pruned candidates' paths are not continued
+                    continued = set(pending)
+                    live = {i: task for i, task in live.items() if i in continued}
                 alive = survivors
                 rung = min(rung * self.halving_factor, max_outer)
                 progress.extend(len(pending))
@@ -404,6 +419,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             return delayed(unbudgeted_chain)(X, y, fold_tasks[f], [C for _, C, _ in tasks], scoring)
         return delayed(_as_list)(fold_path, X, y, fold_tasks[f], C, B,
                                  replace(scoring, solver=replace(scoring.solver, max_outer=max_outer)))
+
+    @staticmethod
+    def _resumed(live, X, y, fold_tasks, tasks, job, scoring, max_outer):
+        """The outputs of ``job`` (as :meth:`_job`'s) in this process, continuing a budgeted path kept in
+        ``live`` (task index -> FoldPath) from an earlier rung."""
+        f, C, B = tasks[job[0]]
+        if B is None:
+            return unbudgeted_chain(X, y, fold_tasks[f], [tasks[i][1] for i in job], scoring)
+        task = live.get(job[0])
+        if task is None:
+            task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring)
+        return [task.advance(max_outer)]
 
     def _survivors(self, table, cells, alive):
         """The best ``1 / halving_factor`` of the candidates ``alive`` (positions in ``cells``) by the

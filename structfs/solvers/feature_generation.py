@@ -275,12 +275,14 @@ class SolverPath:
             self.status, restricted = inner_solve(ws, cache, self.y, self.loss, state, inner, outer=n_outer)
             polished = coarse <= tol
             self.points.append(self._point())
-            yield self.points[-1]
+            # the stop is known before the point is handed out: a caller that pauses the path here
+            # (successive halving) sees the state it would see at the end of the path
             if self.status == "max_iter":
                 self.stop = "max_iter"
-                return
-            if full:                   # the cap is reached: the selection is final (a deliberate stop)
+            elif full:                 # the cap is reached: the selection is final (a deliberate stop)
                 self.stop = "max_features"
+            yield self.points[-1]
+            if self.stop in ("max_iter", "max_features"):
                 return
             # FGM's rule (opt-in). The restricted problem's optimum decreases as groups are added; a
             # degenerate master can leave it unchanged once while a later group still helps, so
