@@ -8,13 +8,13 @@ compiled without a cache: every process compiles it again, but everything works.
 import numba
 
 
-def njit(**options):
-    """``numba.njit(**options)``, falling back to no cache where numba finds no place for one."""
+def njit(*signature, **options):
+    """``numba.njit(*signature, **options)``, falling back to no cache where numba finds no place for one."""
     def decorate(function):
         try:
-            return numba.njit(**options)(function)
+            return numba.njit(*signature, **options)(function)
         except RuntimeError:
             if not options.get("cache"):
                 raise
-            return numba.njit(**{**options, "cache": False})(function)
+            return numba.njit(*signature, **{**options, "cache": False})(function)
     return decorate

@@ -33,10 +33,11 @@ class Loss:
     * ``_score(y, s) -> float``: the measure (100 - Delta) of decision scores, in percent.
     * optionally ``_check_classes(y)`` (e.g. needs a positive), ``params`` and, for contingency
       losses, ``delta(y, y_bar)``.
-    * optionally ``jit_oracle``: the same oracle as a numba-compiled function ``(y, s, jit_params) ->
-      (coef, delta)``, ``jit_params`` a float64 array of the loss's settings. The solver then runs
-      the cutting-plane loop of unbudgeted fits and debiasing refits as compiled code (no Python per
-      plane: the loop of a small problem costs tens of microseconds instead of milliseconds).
+    * optionally ``jit_oracle``: the same oracle as a ``numba.njit`` function ``(y, s, jit_params) ->
+      (coef, delta)`` on float64 C-contiguous vectors (``delta`` a float), ``jit_params`` a float64
+      vector of the loss's settings. The solver then runs the cutting-plane loop of unbudgeted fits
+      and debiasing refits as compiled code, without Python per plane (on small problems a plane
+      then costs tens of microseconds instead of about a millisecond).
 
     ``name`` and ``params`` identify the loss so that ``get_loss(loss.name, **loss.params)`` rebuilds
     it. A loss must pickle (models hold it; joblib ships it to workers): no lambdas in attributes.

@@ -11,14 +11,27 @@ the sparse products dominate either way and nothing changes.
 It is the same method step for step (OCAS line search, the in-out safeguard, plane ages, the stall
 rule), so both give the same models up to the order of floating-point sums (tests/test_solvers.py).
 """
+import functools
+
 import numpy as np
 import scipy.sparse as sp
+from numba import types
 
 from .._jit import njit
 from .cutting_plane import _STALL, MU, inner_solve
 from .penalties import SquaredL2
 from .plane_store import DensePlanes
 from .simplex_qp import feasible_start, simplex_qp
+
+_VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
+# What ``Loss.jit_oracle`` must be: (y, s, params) -> (coef, delta), float64 C-contiguous vectors. The loop
+# takes the oracle as a function of this type, not as the numba dispatcher it is: numba compiles (and
+# caches on disk) one loop for every such oracle, where a dispatcher argument made each process compile
+# the loop again for each loss (16 s each).
+ORACLE_TYPE = types.FunctionType(types.Tuple((_VECTOR, types.float64))(_VECTOR, _VECTOR, _VECTOR))
+_LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, _MATRIX, types.int64, types.float64,
+              types.float64, types.float64, types.int64, types.int64, types.boolean, _MATRIX, _MATRIX, types.int64,
+              _VECTOR, _INDEX, _VECTOR, _VECTOR, _MATRIX)
 
 CONVERGED, MAX_ITER, STALLED = 0, 1, 2
 STATUS = ("converged", "max_iter", "stalled")
@@ -56,7 +69,7 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
     values = group.values._coef if group.keep_values else np.zeros((0, m))
     x0 = feasible_start(ws.abar, K)[:K]
     params, y = np.asarray(loss.jit_params, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
-    out = _loop(loss.jit_oracle, params, y, indptr, indices, data, dense, m, float(ws.bias), float(ws.C),
+    out = _compiled_loop()(loss.jit_oracle, params, y, indptr, indices, data, dense, m, float(ws.bias), float(ws.C),
                 float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), group.keep_values,
                 ws.planes._coef, values, K, ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(), x0, group.G.copy())
     status, master, coef_buf, values_buf, K, delta, age, coef_sum, abar, G, best, records = out
@@ -119,7 +132,13 @@ def _slack(coef, delta, s):
     return max(0.0, delta - coef @ s)
 
 
-@njit(cache=True)
+@functools.cache
+def _compiled_loop():
+    """The loop compiled for ``_LOOP_ARGS`` (loaded from numba's disk cache after the first time), on
+    first use rather than when structfs is imported."""
+    return njit(_LOOP_ARGS, cache=True)(_loop)
+
+
 def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, keep_values,
           coef_buf, values_buf, K, delta, age, coef_sum, abar, G):
     n = y.shape[0]
@@ -285,4 +304,4 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
         delta[K], age[K], coef_sum[K], abar[K] = cut_delta, 0, cut_coef.sum(), 0.0
         K += 1
     return (status, value, coef_buf, values_buf, K, delta, age, coef_sum, abar, G,
-            (best_w, best_wb, best_xi), records[:it])
+            (best_w, best_wb, best_xi), records[:it].copy())
