@@ -6,6 +6,7 @@ when structfs is imported; where there is none (a read-only installation and no 
 compiled without a cache: every process compiles it again, but everything works.
 """
 import numba
+import numpy as np
 
 
 def njit(*signature, **options):
@@ -18,3 +19,29 @@ def njit(*signature, **options):
                 raise
             return numba.njit(*signature, **{**options, "cache": False})(function)
     return decorate
+
+
+# Above this length compiled code sorts through NumPy (an object-mode block, about a microsecond of
+# overhead): numba's own sort took 337 us on 5,485 floats where NumPy's vectorised sort takes 37 us,
+# and the compiled oracles sort once per call.
+_NUMPY_SORT_FROM = 256
+
+
+@njit(cache=True)
+def sort_in_place(x):
+    """``x.sort()`` in compiled code, by NumPy's sort for long arrays."""
+    if x.shape[0] >= _NUMPY_SORT_FROM:
+        with numba.objmode():
+            x.sort()
+    else:
+        x.sort()
+
+
+@njit(cache=True)
+def argsort(x):
+    """``np.argsort(x)`` (quicksort, as NumPy's default) in compiled code, by NumPy for long arrays."""
+    if x.shape[0] >= _NUMPY_SORT_FROM:
+        with numba.objmode(order="int64[::1]"):
+            order = np.argsort(x)
+        return order
+    return np.argsort(x)

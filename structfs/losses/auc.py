@@ -7,7 +7,7 @@ exactly the pairs with s_i - 1 < s_j. Counting them per example is a sort and tw
 """
 import numpy as np
 
-from .._jit import njit
+from .._jit import argsort, njit
 from .._validation import check_pm1
 from ..metrics import roc_auc
 from .base import Loss, _require_both_classes
@@ -20,7 +20,7 @@ def _auc_jit_oracle(y, s, params):
     so the sort's order among equal values does not matter)."""
     pos = y > 0
     values = np.where(pos, s - 1.0, s)
-    swapped, total = _count_swaps(values, np.argsort(values), pos)
+    swapped, total = _count_swaps(values, argsort(values), pos)
     P = np.count_nonzero(pos)
     scale = 100.0 / (P * (y.shape[0] - P))
     return scale * np.where(pos, swapped, -swapped), scale * total

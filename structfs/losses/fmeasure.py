@@ -9,7 +9,7 @@ can put on the + side (see :func:`_class_scores`).
 """
 import numpy as np
 
-from .._jit import njit
+from .._jit import njit, sort_in_place
 from .._validation import check_positive_float
 from ..metrics import fbeta_from_table
 from .base import ContingencyLoss, SortedClasses
@@ -17,12 +17,11 @@ from .base import ContingencyLoss, SortedClasses
 
 @njit(cache=True)
 def _fbeta_jit_oracle(y, s, params):
-    """FBetaLoss.oracle compiled whole (``params`` = [beta^2]), for the compiled inner loop; numba's sort
-    in place of NumPy's (the same sorted values)."""
+    """FBetaLoss.oracle compiled whole (``params`` = [beta^2]), for the compiled inner loop."""
     beta2 = params[0]
     sorted_pos, sorted_neg = _class_scores(y, s, beta2)
-    sorted_pos.sort()
-    sorted_neg.sort()
+    sort_in_place(sorted_pos)
+    sort_in_place(sorted_neg)
     return _fbeta_oracle(y, s, sorted_pos[::-1], sorted_neg[::-1], beta2)
 
 

@@ -128,6 +128,19 @@ def _grown(buf, rows):
 
 
 @njit(cache=True)
+def _combination(rows, weights):
+    """sum_k weights_k rows_k over the first len(weights) rows, skipping zero weights."""
+    out = np.zeros(rows.shape[1])
+    for k in range(weights.shape[0]):
+        a = weights[k]
+        if a != 0.0:
+            row = rows[k]
+            for j in range(out.shape[0]):
+                out[j] += a * row[j]
+    return out
+
+
+@njit(cache=True)
 def _slack(coef, delta, s):
     return max(0.0, delta - coef @ s)
 
@@ -143,6 +156,9 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
           coef_buf, values_buf, K, delta, age, coef_sum, abar, G):
     n = y.shape[0]
     bias2 = bias * bias
+    # The direction and the Gram rows from the planes' values on the group (K x m) when the group keeps
+    # them, else through the data (K x n plus a sparse pass; the group's rule: VALUES_PER_EXAMPLE)
+    by_values = keep_values
     qp_tol = 1e-3 * tol            # the master only needs a small fraction of the gap we stop at
     records = np.empty((max(max_iter, 1), 5))
     recent = np.empty(_STALL)
@@ -173,17 +189,10 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             age[k] = 0 if abar[k] > 1e-6 * top else age[k] + 1
         # -- the master's primal point: w = X' beta on the group, w_b = bias sum(beta) --
         alpha = C * abar[:K]
-        if keep_values:
-            w = np.zeros(m)
-            for k in range(K):
-                if alpha[k] != 0.0:
-                    w += alpha[k] * values_buf[k]
+        if by_values:
+            w = _combination(values_buf, alpha)
         else:
-            beta = np.zeros(n)
-            for k in range(K):
-                if alpha[k] != 0.0:
-                    beta += alpha[k] * coef_buf[k]
-            w = _times_t(indptr, indices, data, dense, beta, m)
+            w = _times_t(indptr, indices, data, dense, _combination(coef_buf, alpha), m)
         w_b = bias * (alpha @ coef_sum[:K])
         s = _times(indptr, indices, data, dense, w, n)
         s += bias * w_b
@@ -291,12 +300,12 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             G2[:K, :K] = G[:K, :K]
             G = G2
         v = _times_t(indptr, indices, data, dense, cut_coef, m)
-        if keep_values:
+        if by_values:
             row = values_buf[:K] @ v
-            values_buf[K] = v
         else:
-            u = _times(indptr, indices, data, dense, v, n)
-            row = coef_buf[:K] @ u
+            row = coef_buf[:K] @ _times(indptr, indices, data, dense, v, n)
+        if keep_values:
+            values_buf[K] = v
         coef_buf[K] = cut_coef
         G[K, :K] = row
         G[:K, K] = row
