@@ -15,9 +15,10 @@ from .base import Loss, _require_both_classes
 
 @njit(cache=True)
 def _auc_jit_oracle(y, s, params):
-    """ROCAreaLoss.oracle for the compiled inner loop (no settings): the same sort of the shifted
-    positive scores with the negative ones and the same counting pass (ties are counted per value,
-    so the sort's order among equal values does not matter)."""
+    """ROCAreaLoss's oracle, compiled (the inner loop calls it too; no settings). Positive i is swapped
+    with negative j iff s_i - 1 < s_j: one sort of the shifted positive scores together with the
+    negative scores, then one counting pass (ties are counted per value, so the sort's order among
+    equal values does not matter)."""
     pos = y > 0
     values = np.where(pos, s - 1.0, s)
     swapped, total = _count_swaps(values, argsort(values), pos)
@@ -50,15 +51,7 @@ class ROCAreaLoss(Loss):
         _require_both_classes(y, self.name)
 
     def oracle(self, y, s):
-        pos = y > 0
-        # Positive i is swapped with negative j iff s_i - 1 < s_j: one sort of the shifted positive
-        # scores together with the negative scores, then one counting pass.
-        values = np.where(pos, s - 1.0, s)
-        order = np.argsort(values)
-        swapped, total = _count_swaps(values, order, pos)
-        P = np.count_nonzero(pos)
-        scale = 100.0 / (P * (y.shape[0] - P))
-        return scale * np.where(pos, swapped, -swapped), scale * total
+        return _auc_jit_oracle(y, s, np.zeros(0))
 
     def outputs(self, y):
         """Every pairwise ordering as (coef, delta): 2^(P N) of them, for verification on tiny n

@@ -57,16 +57,10 @@ class FBetaLoss(ContingencyLoss):
         return 100.0 * (1.0 - fbeta_from_table(a, b, c, self.beta ** 2))
 
     def oracle(self, y, s):
-        # one compiled pass after the sorts (prefix sums, the search over a, the labeling): the oracle
-        # runs once or more per plane, and on small n (MIL: tens of bags) a chain of NumPy calls
-        # cost 20x the arithmetic
-        # NumPy's sort is several times faster than the one compiled by numba; the classes' scores are
-        # split in one compiled pass (boolean indexing, twice, took as long as both sorts at 10^6) and
-        # sorted in place
-        sorted_pos, sorted_neg = _class_scores(y, s, self.beta ** 2)
-        sorted_pos.sort()
-        sorted_neg.sort()
-        coef, delta = _fbeta_oracle(y, s, sorted_pos[::-1], sorted_neg[::-1], self.beta ** 2)
+        # one compiled call (split of the classes, sorts -- NumPy's above a few hundred scores --, the
+        # search over a, the labeling): the oracle runs once or more per plane, and on small n (MIL:
+        # tens of bags) each call out of Python costs more than the arithmetic
+        coef, delta = _fbeta_jit_oracle(y, s, np.array([self.beta ** 2]))
         return coef, float(delta)
 
     @property
