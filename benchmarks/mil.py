@@ -88,7 +88,9 @@ def miles_width_search(bags, y, sigma_factors):
         sigma = default * factor
         grid = GridSearchCV(LinearSVC(penalty="l1", dual=False, class_weight="balanced", max_iter=5000,
                                       random_state=0), {"C": list(MILES_WIDTH_CS)}, scoring="f1", cv=3)
-        grid.fit(np.exp(-D / (2.0 * sigma ** 2)), y)
+        with warnings.catch_warnings():         # liblinear's non-convergence at C = 10 on some widths
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            grid.fit(np.exp(-D / (2.0 * sigma ** 2)), y)
         if best is None or grid.best_score_ > best[1].best_score_:
             best = sigma, grid
     emb.sigma_ = best[0]

@@ -111,7 +111,8 @@ def check_loss(loss: Loss, sizes: Sequence[int] = (1, 2, 3, 4, 6, 8), seed: int 
 
     For every n in ``sizes`` it tries random, single-positive, single-negative and one-class labels
     against random, tied, all-equal and extremely scaled scores (labels the loss declines with a
-    ValueError in ``validate`` are skipped). Returns the number of cases checked.
+    ValueError in ``validate`` are skipped); a ``jit_oracle`` must answer as ``oracle`` does. Returns
+    the number of cases checked.
     """
     try:
         clone = pickle.loads(pickle.dumps(loss))
@@ -145,6 +146,13 @@ def check_loss(loss: Loss, sizes: Sequence[int] = (1, 2, 3, 4, 6, 8), seed: int 
                     a, b = loss.oracle(y, s), clone.oracle(y, s)
                     if not (np.allclose(a[0], b[0]) and np.isclose(a[1], b[1])):
                         failures.append("the unpickled loss answers differently")
+                if loss.jit_oracle is not None:
+                    a = loss.oracle(y, s)
+                    b = loss.jit_oracle(y, np.ascontiguousarray(s, dtype=np.float64),
+                                        np.asarray(loss.jit_params, dtype=np.float64))
+                    if not (np.allclose(a[0], b[0], rtol=tol, atol=tol) and np.isclose(a[1], b[1], rtol=tol, atol=tol)):
+                        failures.append(f"n={n}, y={y.tolist()}, s={np.round(s, 6).tolist()}: jit_oracle answers "
+                                        f"delta {float(b[1])!r} where oracle answers {float(a[1])!r}")
     if failures:
         more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
         raise AssertionError(f"check_loss({loss!r}) failed in {len(failures)} case(s){more}:\n  "

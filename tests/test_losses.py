@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from structfs._jit import njit
 from structfs.losses import LOSSES, ContingencyLoss, get_loss
 
 
@@ -417,3 +418,21 @@ def test_compiled_oracles_return_what_the_oracles_return(pairs, name, scale):
 def test_only_losses_with_a_compiled_oracle_offer_one():
     assert all(get_loss(name).jit_oracle is not None for name in ("f1", "fbeta", "error", "auc"))
     assert all(get_loss(name).jit_oracle is None for name in ("prbep", "ap", "pauc"))
+
+
+@njit(cache=False)
+def _answers_nothing(y, s, params):
+    return y * 0.0, 0.0
+
+
+class _WrongJitF1(F1Loss):
+    """F1 whose compiled oracle disagrees with its oracle (module level, so that it pickles)."""
+
+    jit_oracle = staticmethod(_answers_nothing)
+
+
+def test_check_loss_finds_a_compiled_oracle_that_disagrees():
+    from structfs.testing import check_loss
+
+    with pytest.raises(AssertionError, match="jit_oracle"):
+        check_loss(_WrongJitF1())

@@ -16,6 +16,7 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 from numba import types
+from numba.core.types.function_type import CompileResultWAP
 
 from .._jit import njit
 from .cutting_plane import _STALL, MU, inner_solve
@@ -28,7 +29,8 @@ _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:
 # takes the oracle as a function of this type, not as the numba dispatcher it is: numba compiles (and
 # caches on disk) one loop for every such oracle, where a dispatcher argument made each process compile
 # the loop again for each loss (16 s each).
-ORACLE_TYPE = types.FunctionType(types.Tuple((_VECTOR, types.float64))(_VECTOR, _VECTOR, _VECTOR))
+ORACLE_SIGNATURE = types.Tuple((_VECTOR, types.float64))(_VECTOR, _VECTOR, _VECTOR)
+ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
 _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, _MATRIX, types.int64, types.float64,
               types.float64, types.float64, types.int64, types.int64, types.boolean, _MATRIX, _MATRIX, types.int64,
               _VECTOR, _INDEX, _VECTOR, _VECTOR, _MATRIX)
@@ -69,9 +71,10 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
     values = group.values._coef if group.keep_values else np.zeros((0, m))
     x0 = feasible_start(ws.abar, K)[:K]
     params, y = np.asarray(loss.jit_params, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
-    out = _compiled_loop()(loss.jit_oracle, params, y, indptr, indices, data, dense, m, float(ws.bias), float(ws.C),
-                float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), group.keep_values,
-                ws.planes._coef, values, K, ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(), x0, group.G.copy())
+    out = _compiled_loop()(_as_function(loss.jit_oracle), params, y, indptr, indices, data, dense, m,
+                           float(ws.bias), float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter),
+                           int(settings.max_age), group.keep_values, ws.planes._coef, values, K, ws.delta.copy(),
+                           ws.age.copy(), ws.coef_sum.copy(), x0, group.G.copy())
     status, master, coef_buf, values_buf, K, delta, age, coef_sum, abar, G, best, records = out
     ws.planes = DensePlanes.wrap(coef_buf, K)
     if group.keep_values:
@@ -143,6 +146,14 @@ def _combination(rows, weights):
 @njit(cache=True)
 def _slack(coef, delta, s):
     return max(0.0, delta - coef @ s)
+
+
+@functools.cache
+def _as_function(oracle):
+    """The compiled ``oracle`` as a first-class function of ORACLE_TYPE, its address looked up once:
+    numba otherwise looks it up at every call (about 1 ms, as much as a small refit's whole loop)."""
+    oracle.compile(ORACLE_SIGNATURE)
+    return CompileResultWAP(oracle.overloads[ORACLE_SIGNATURE.args])
 
 
 @functools.cache

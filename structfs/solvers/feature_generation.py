@@ -37,6 +37,7 @@ from .data import (
     weights_in,
 )
 from .penalties import SquaredL2, penalty_for
+from .threads import blas_limited
 from .working_set import WorkingSet
 
 # Planes unused (alpha = 0) for this many iterations are dropped from the working set.
@@ -218,9 +219,7 @@ class SolverPath:
         return cols, w.copy(), state.w_b
 
     def __iter__(self):
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=self.solver.blas_threads, user_api="blas"):
+        with blas_limited(self.solver.blas_threads):
             yield from self._unbudgeted() if self.penalty.budget is None else self._generate_groups()
 
     def _unbudgeted(self):
@@ -328,10 +327,8 @@ class SolverPath:
     def _final_bound(self, polish):
         """(Budget only) polish the last restricted problem to ``tol``, then the lower bound at its
         dual point."""
-        from threadpoolctl import threadpool_limits
-
         state, tol = self.state, self.solver.tol
-        with threadpool_limits(limits=self.solver.blas_threads, user_api="blas"):
+        with blas_limited(self.solver.blas_threads):
             if polish and state.n_iter < self.solver.max_iter and not state.best - state.lower <= self.C * tol:
                 inner_solve(self.ws, self.cache, self.y, self.loss, state, self._inner, outer=self.n_outer)
             state.lower = max(state.lower, self.penalty.lower_bound(self.ws, self._most_violated()[1]))
