@@ -575,3 +575,49 @@ def test_compiled_loop_stops_at_max_iter_as_the_python_loop(monkeypatch):
         slow = solve(X, y, get_loss("f1"), 1e4, tol=1e-9, max_iter=7)
     assert fast.n_iter == slow.n_iter == 7 and not fast.converged and not slow.converged
     assert fast.objective == pytest.approx(slow.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("loss_name", ["f1", "error", "auc"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_compiled_loop_runs_feature_generation_to_the_python_loops_answer(monkeypatch, loss_name, sparse):
+    """Budgeted fits: the restricted solves over several groups run compiled (interior-point master)
+    and reach the Python loop's optimum -- both certified, so the objectives agree within the gaps."""
+    from structfs.solvers import compiled_loop
+
+    rng = np.random.default_rng(7)
+    n, m = 60, 40
+    X = rng.normal(size=(n, m)) * (rng.random((n, m)) < 0.5)
+    y = np.where(X[:, :5].sum(axis=1) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    data = sp.csr_matrix(X) if sparse else X
+    groups_seen = []
+    compiled = compiled_loop.compiled_inner_solve
+
+    def counted(ws, *args):
+        groups_seen.append(len(ws.groups))
+        return compiled(ws, *args)
+
+    monkeypatch.setattr(compiled_loop, "compiled_inner_solve", counted)
+    fast = solve(data, y, get_loss(loss_name), 20.0, budget=3, tol=1e-4, max_outer=40)
+    assert max(groups_seen) > 1
+    monkeypatch.setattr(compiled_loop, "compiled_inner_solve", lambda *args: None)
+    slow = solve(data, y, get_loss(loss_name), 20.0, budget=3, tol=1e-4, max_outer=40)
+    assert fast.converged and slow.converged
+    gaps = (fast.objective - fast.lower_bound) + (slow.objective - slow.lower_bound)
+    assert abs(fast.objective - slow.objective) <= gaps + 1e-9 * slow.objective
+    assert fast.lower_bound <= slow.objective + 1e-9 and slow.lower_bound <= fast.objective + 1e-9
+
+
+def test_interior_point_factors_a_matrix_round_off_made_indefinite():
+    """The Newton matrix near the optimum can be indefinite by round-off; its factor is then that of
+    the matrix shifted by a small multiple of its largest diagonal entry. A matrix no shift within
+    1e-2 of that entry repairs is refused."""
+    from structfs.solvers.qcqp_ipm import _cholesky
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 3))
+    H = A @ A.T                                  # rank 3: singular
+    H[0, 0] -= 1e-9 * H[0, 0]                    # and a hair below it
+    L = _cholesky(H.copy())
+    assert np.allclose(L @ L.T, H, atol=1e-6 * np.abs(H).max())
+    with pytest.raises(np.linalg.LinAlgError):
+        _cholesky(-np.eye(4))

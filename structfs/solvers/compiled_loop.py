@@ -1,15 +1,21 @@
 """The inner layer's loop as one compiled function, for the solves small problems are made of.
 
-Unbudgeted fits and debiasing refits solve the restricted problem on a single group with weight 1 on
-every column: the master is the simplex QP, the line search's regulariser a quadratic. For these,
-when the data are in memory and the loss offers a compiled oracle (``Loss.jit_oracle``), the whole
-iteration of :func:`cutting_plane.inner_solve` -- master, dual direction, scores, oracle calls, line
-search, plane bookkeeping -- runs here without returning to Python. A plane of a MIL fold (a few dozen
-bags) cost about 2 ms of Python dispatch there and costs tens of microseconds here; on large data
-the sparse products dominate either way and nothing changes.
+:func:`cutting_plane.inner_solve` runs the restricted problem's iteration in Python: per plane a
+master solve, the dual direction on the groups, the scores, the oracle calls of the line search and
+the plane bookkeeping -- a few dozen calls out of Python, about a millisecond, where a MIL fold's
+arithmetic (a few dozen bags) takes microseconds. When the data are in memory and the loss offers a
+compiled oracle (``Loss.jit_oracle``), the whole iteration runs here instead: unbudgeted fits,
+debiasing refits and the feature-generation solves with the B-support penalty, their master the
+simplex QP (one group) or the dense interior-point method (several). On large data the sparse
+products dominate either way.
 
-It is the same method step for step (OCAS line search, the in-out safeguard, plane ages, the stall
-rule), so both give the same models up to the order of floating-point sums (tests/test_solvers.py).
+It is the same method step for step (OCAS line search, the in-out safeguard, plane and group ages,
+the stall rule), so both give the same models up to the order of floating-point sums
+(tests/test_solvers.py), with one difference in the multi-group master: an interior-point answer not
+converged within its iterations is kept (clipped to the simplex it is a valid dual point: its value
+is still a lower bound), where the Python loop solves that master again with ECOS at 20x the cost.
+Where the method fails outright (no factorisation, a non-finite answer) the loop hands the working set
+back at the start of the iteration and the Python loop continues.
 """
 import functools
 
@@ -19,9 +25,10 @@ from numba import types
 from numba.core.types.function_type import CompileResultWAP
 
 from .._jit import njit
-from .cutting_plane import _STALL, MU, inner_solve
-from .penalties import SquaredL2
+from .cutting_plane import _STALL, MU, _ratio_terms, inner_solve
+from .penalties import BSupport, SquaredL2
 from .plane_store import DensePlanes
+from .qcqp_ipm import ipm_master
 from .simplex_qp import feasible_start, simplex_qp
 
 _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
@@ -32,30 +39,33 @@ _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:
 ORACLE_SIGNATURE = types.Tuple((_VECTOR, types.float64))(_VECTOR, _VECTOR, _VECTOR)
 ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
 _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, _MATRIX, types.int64, types.float64,
-              types.float64, types.float64, types.int64, types.int64, types.boolean, _MATRIX, _MATRIX, types.int64,
-              _VECTOR, _INDEX, _VECTOR, _VECTOR, _MATRIX)
+              types.float64, types.float64, types.int64, types.int64, types.int64, types.boolean, _MATRIX,
+              types.int64, _VECTOR, _INDEX, _VECTOR, _VECTOR, types.int64[:, ::1], _INDEX, types.float64[:, :, ::1],
+              types.float64[:, :, ::1], _VECTOR, _INDEX)
 
-CONVERGED, MAX_ITER, STALLED = 0, 1, 2
+CONVERGED, MAX_ITER, STALLED, HANDED_BACK = 0, 1, 2, 3
 STATUS = ("converged", "max_iter", "stalled")
 _LINE_SEARCH_EVALS = 3       # trial points of the line search beyond its end point (as line_search's default)
 
 
-def solve_single_group(ws, cache, y, loss, state, settings, outer):
-    """:func:`cutting_plane.inner_solve` for a working set of one group with weight 1 (unbudgeted fits,
-    debiasing refits): by the compiled loop where it applies, else by the Python one."""
+def solve_restricted(ws, cache, y, loss, state, settings, outer):
+    """:func:`cutting_plane.inner_solve` by the compiled loop where it applies, else (and from where it
+    hands back) by the Python one."""
     done = compiled_inner_solve(ws, cache, y, loss, state, settings, outer)
     return inner_solve(ws, cache, y, loss, state, settings, outer) if done is None else done
 
 
 def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
-    """:func:`cutting_plane.inner_solve` by the compiled loop, or None when the solve is not one it
-    covers (several groups, a penalty other than the squared L2 norm, data on disk, a loss without a
-    compiled oracle)."""
-    if (loss.jit_oracle is None or len(ws.groups) != 1 or not isinstance(state.penalty, SquaredL2)
-            or not isinstance(ws.planes, DensePlanes)):
+    """:func:`cutting_plane.inner_solve` by the compiled loop; None when the solve is not one it covers
+    (a loss without a compiled oracle, data on disk, the group penalty, ECOS as the master solver) or
+    when its master failed and the Python loop is to continue."""
+    penalty = state.penalty
+    groups = ws.groups
+    if (loss.jit_oracle is None or not groups or type(penalty) not in (SquaredL2, BSupport)
+            or not isinstance(ws.planes, DensePlanes) or (len(groups) > 1 and ws.master_solver != "ipm")):
         return None
-    group = ws.groups[0]
-    if group.cols.shape[0] != cache.cols.shape[0] or not np.array_equal(group.cols, cache.cols):
+    by_values = all(g.keep_values for g in groups)
+    if not by_values and (len(groups) > 1 or not np.array_equal(groups[0].cols, cache.cols)):
         return None
     X = cache.X
     if sp.issparse(X):
@@ -67,28 +77,47 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
         dense = np.ascontiguousarray(X, dtype=np.float64)
     else:
         return None
-    K, m = ws.K, group.cols.shape[0]
-    values = group.values._coef if group.keep_values else np.zeros((0, m))
-    x0 = feasible_start(ws.abar, K)[:K]
+    K, m, T = ws.K, cache.cols.shape[0], len(groups)
+    width = max(g.cols.shape[0] for g in groups)
+    capacity = max(16, 2 * K)
+    positions = np.full((T, width), -1, dtype=np.int64)
+    lengths = np.array([g.cols.shape[0] for g in groups], dtype=np.int64)
+    values = np.zeros((T, capacity, width) if by_values else (T, 0, 0))
+    grams = np.zeros((T, capacity, capacity))
+    for t, g in enumerate(groups):
+        positions[t, :lengths[t]] = cache.positions(g.cols)
+        if by_values:
+            values[t, :K, :lengths[t]] = g.values.coef
+        grams[t, :K, :K] = g.G
+    budget = penalty.budget if isinstance(penalty, BSupport) else 0
     params, y = np.asarray(loss.jit_params, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     out = _compiled_loop()(_as_function(loss.jit_oracle), params, y, indptr, indices, data, dense, m,
                            float(ws.bias), float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter),
-                           int(settings.max_age), group.keep_values, ws.planes._coef, values, K, ws.delta.copy(),
-                           ws.age.copy(), ws.coef_sum.copy(), x0, group.G.copy())
-    status, master, coef_buf, values_buf, K, delta, age, coef_sum, abar, G, best, records = out
+                           int(settings.max_age), int(budget), by_values, ws.planes._coef, K, ws.delta.copy(),
+                           ws.age.copy(), ws.coef_sum.copy(), feasible_start(ws.abar, K)[:K], positions, lengths,
+                           values, grams, np.asarray(ws.mu, dtype=np.float64).copy(),
+                           np.array([g.age for g in groups], dtype=np.int64))
+    (status, master, coef_buf, K, delta, age, coef_sum, abar, kept, values, grams, mu, group_age, best,
+     records) = out
     ws.planes = DensePlanes.wrap(coef_buf, K)
-    if group.keep_values:
-        group.values = DensePlanes.wrap(values_buf, K)
     ws.delta, ws.age, ws.coef_sum, ws.abar = delta[:K].copy(), age[:K].copy(), coef_sum[:K].copy(), abar[:K].copy()
-    group.G, group.age, ws.mu = G[:K, :K].copy(), 0, np.ones(1)
+    ws.groups = [groups[i] for i in kept]
+    ws.mu = mu.copy()
+    for t, g in enumerate(ws.groups):
+        g.G, g.age = grams[t, :K, :K].copy(), int(group_age[t])
+        if by_values:
+            g.values = DensePlanes.wrap(np.ascontiguousarray(values[t, :K, :g.cols.shape[0]]), K)
     w, w_b, xi = best
-    state.record(w, w_b, xi, cache.cols)
+    if records.shape[0]:
+        state.record(w, w_b, xi, cache.cols)
     first = state.n_iter
     state.n_iter += records.shape[0]
     for i, (objective, value, gap, planes, features) in enumerate(records):
         settings.callback(dict(outer=outer, iteration=first + i + 1, objective=objective, master=value,
-                               inner_gap=gap, planes=int(planes), features=int(features), solver="smo",
-                               seconds=np.nan))
+                               inner_gap=gap, planes=int(planes), features=int(features),
+                               solver="smo" if len(groups) == 1 else "ipm", seconds=np.nan))
+    if status == HANDED_BACK:
+        return None
     if status == STALLED:
         state.stalled = True
     return STATUS[status], master
@@ -148,6 +177,92 @@ def _slack(coef, delta, s):
     return max(0.0, delta - coef @ s)
 
 
+@njit(cache=True)
+def _grown_square(G, size):
+    """The T x K x K Gram matrices ``G`` with room for ``size`` planes."""
+    out = np.zeros((G.shape[0], size, size))
+    k = G.shape[1]
+    out[:, :k, :k] = G
+    return out
+
+
+@njit(cache=True)
+def _grown_planes(values, rows):
+    """The T x K x width plane values with room for ``rows`` planes."""
+    out = np.zeros((values.shape[0], rows, values.shape[2]))
+    out[:, :values.shape[1], :] = values
+    return out
+
+
+@njit(cache=True)
+def _ksupport_sq(w, k):
+    """objective.ksupport_sq compiled (k = 0: the squared Euclidean norm)."""
+    z = np.abs(w)
+    z = z[z > 0]
+    if k == 0 or z.shape[0] <= k:
+        return z @ z
+    z = -np.sort(-z)
+    n = z.shape[0]
+    tail = np.zeros(n + 1)
+    for i in range(n - 1, -1, -1):
+        tail[i] = tail[i + 1] + z[i]
+    head_sq = 0.0
+    best, largest, any_feasible = np.inf, -np.inf, False
+    for q in range(k):
+        lam = tail[q] / (k - q)
+        value = head_sq + tail[q] ** 2 / (k - q)
+        largest = max(largest, value)
+        if z[q] <= lam * (1.0 + 1e-12):
+            best, any_feasible = min(best, value), True
+        head_sq += z[q] * z[q]
+    return best if any_feasible else largest
+
+
+@njit(cache=True)
+def _ratio_value(w, d):
+    """1/2 sum_j w_j^2 / d_j over d_j > 0."""
+    total = 0.0
+    for j in range(w.shape[0]):
+        if d[j] > 0:
+            total += w[j] * w[j] / d[j]
+    return 0.5 * total
+
+
+@njit(cache=True)
+def _segment(w0, d0, w1, d1):
+    """r(t) = 1/2 sum (u + t du)^2 / (v + t dv) on the segment, over the features with weight at either
+    end: (quadratic, its three coefficients, u, du, v, dv) -- a quadratic when d is the same at both
+    ends (always with one group)."""
+    live = (d0 > 0) | (d1 > 0)
+    u, du, v, dv = w0[live], w1[live] - w0[live], d0[live], d1[live] - d0[live]
+    quadratic = not np.any(dv != 0.0)
+    a0 = a1 = a2 = 0.0
+    if quadratic:
+        a0, a1, a2 = 0.5 * np.sum(u * u / v), np.sum(u * du / v), np.sum(du * du / v)
+    return quadratic, a0, a1, a2, u, du, v, dv
+
+
+@njit(cache=True)
+def _reg(seg, t):
+    """(r(t), r'(t)) of a :func:`_segment`."""
+    quadratic, a0, a1, a2, u, du, v, dv = seg
+    if quadratic:
+        return a0 + a1 * t + 0.5 * a2 * t * t, a1 + a2 * t
+    return _ratio_terms(u, du, v, dv, t)
+
+
+@njit(cache=True)
+def _normalised(mu):
+    """qcqp.normalise_weights compiled: negatives and NaN to 0, then sum 1 (uniform if all 0)."""
+    out = np.empty(mu.shape[0])
+    for i in range(mu.shape[0]):
+        out[i] = mu[i] if mu[i] > 0 else 0.0       # NaN compares false: 0
+    total = out.sum()
+    if total > 0:
+        return out / total
+    return np.full(mu.shape[0], 1.0 / mu.shape[0])
+
+
 @functools.cache
 def _as_function(oracle):
     """The compiled ``oracle`` as a first-class function of ORACLE_TYPE, its address looked up once:
@@ -163,68 +278,105 @@ def _compiled_loop():
     return njit(_LOOP_ARGS, cache=True)(_loop)
 
 
-def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, keep_values,
-          coef_buf, values_buf, K, delta, age, coef_sum, abar, G):
-    n = y.shape[0]
+def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, budget, by_values,
+          coef_buf, K, delta, age, coef_sum, abar, positions, lengths, values, grams, mu, group_age):
+    n, T = y.shape[0], lengths.shape[0]
     bias2 = bias * bias
-    # The direction and the Gram rows from the planes' values on the group (K x m) when the group keeps
-    # them, else through the data (K x n plus a sparse pass; the group's rule: VALUES_PER_EXAMPLE)
-    by_values = keep_values
     qp_tol = 1e-3 * tol            # the master only needs a small fraction of the gap we stop at
     records = np.empty((max(max_iter, 1), 5))
     recent = np.empty(_STALL)
-    best_w, best_s = np.zeros(m), np.zeros(n)
-    best_coef = np.zeros(n)
+    kept = np.arange(T)            # the groups' indices on entry, of those still in the working set
+    best_w, best_d, best_s, best_coef = np.zeros(m), np.zeros(m), np.zeros(n), np.zeros(n)
     best_wb, best_xi, best_value = 0.0, 0.0, np.inf
+    rec_w, rec_wb, rec_xi, rec_value = np.zeros(m), 0.0, 0.0, np.inf
     have_best = False
     it = 0
     status, value = MAX_ITER, -np.inf
     while True:
-        # -- the master QP over the capped simplex (alpha = C abar) and its value --
-        Q = np.empty((K, K))
-        for i in range(K):
-            for j in range(K):
-                Q[i, j] = C * (G[i, j] + bias2 * coef_sum[i] * coef_sum[j])
-        x = np.zeros(K + 1)
-        x[:K] = np.maximum(abar[:K], 0.0)
-        total = x[:K].sum()
-        if total > 1.0:
-            x[:K] /= total
-        x[K] = max(0.0, 1.0 - x[:K].sum())
-        simplex_qp(Q, delta[:K], x, qp_tol, 200_000)
-        abar[:K] = x[:K]
-        quad = abar[:K] @ (Q @ abar[:K]) / C
+        # -- the master over the planes: the simplex QP (one group) or the interior-point QCQP --
+        full = np.empty((T, K, K))
+        for t in range(T):
+            for i in range(K):
+                for j in range(K):
+                    full[t, i, j] = grams[t, i, j] + bias2 * coef_sum[i] * coef_sum[j]
+        if T == 1:
+            x = np.zeros(K + 1)
+            x[:K] = np.maximum(abar[:K], 0.0)
+            total = x[:K].sum()
+            if total > 1.0:
+                x[:K] /= total
+            x[K] = max(0.0, 1.0 - x[:K].sum())
+            simplex_qp(C * full[0], delta[:K], x, qp_tol, 200_000)
+            abar[:K] = x[:K]
+            mu[0] = 1.0
+        else:
+            solved = True
+            x, lam_q, converged = np.zeros(K), np.zeros(T), False
+            try:
+                x, lam_q, _, converged = ipm_master(full, delta[:K].copy(), C, qp_tol, 100)
+            except Exception:      # noqa: BLE001 - the Newton matrix lost definiteness
+                solved = False
+            if not solved or not np.all(np.isfinite(x)):
+                status = HANDED_BACK          # the Python loop continues, with ECOS as fallback
+                break
+            # Not converged within its iterations, the method's point is still feasible (interior):
+            # its value is a valid lower bound and its plane weights a valid direction, only a less
+            # accurate master -- where the Python loop calls ECOS (20x the cost) for this one master.
+            x = np.maximum(x, 0.0)
+            x[x < 1e-12 * x.max()] = 0.0
+            if x.sum() > 1.0:
+                x /= x.sum()
+            abar[:K] = x
+            mu[:T] = _normalised(lam_q)
+        quad = -np.inf
+        for t in range(T):
+            quad = max(quad, abar[:K] @ (full[t] @ abar[:K]))
         value = C * (delta[:K] @ abar[:K] - 0.5 * C * quad)
         top = max(abar[:K].max(), 1e-300)
         for k in range(K):
             age[k] = 0 if abar[k] > 1e-6 * top else age[k] + 1
-        # -- the master's primal point: w = X' beta on the group, w_b = bias sum(beta) --
+        for t in range(T):
+            group_age[t] = 0 if mu[t] > 1e-8 else group_age[t] + 1
+        # -- the master's primal point: w = d * X' beta on the cache, w_b = bias sum(beta) --
         alpha = C * abar[:K]
+        d = np.zeros(m)
+        for t in range(T):
+            if mu[t] > 0:
+                for i in range(lengths[t]):
+                    d[positions[t, i]] += mu[t]
+        d = np.minimum(d, 1.0)
         if by_values:
-            w = _combination(values_buf, alpha)
+            direction = np.zeros(m)
+            for t in range(T):
+                on_group = _combination(values[t], alpha)
+                for i in range(lengths[t]):
+                    direction[positions[t, i]] = on_group[i]
         else:
-            w = _times_t(indptr, indices, data, dense, _combination(coef_buf, alpha), m)
+            direction = _times_t(indptr, indices, data, dense, _combination(coef_buf, alpha), m)
+        w = d * direction
         w_b = bias * (alpha @ coef_sum[:K])
         s = _times(indptr, indices, data, dense, w, n)
         s += bias * w_b
         if not have_best:
-            coef, d = oracle(y, s, params)
-            xi = _slack(coef, d, s)
-            best_w, best_wb, best_s, best_coef, best_xi = w, w_b, s, coef, xi
-            best_value = 0.5 * (w @ w) + 0.5 * w_b * w_b + C * xi
+            coef, dlt = oracle(y, s, params)
+            xi = _slack(coef, dlt, s)
+            best_w, best_d, best_wb, best_s, best_coef, best_xi = w, d, w_b, s, coef, xi
+            best_value = _ratio_value(w, d) + 0.5 * w_b * w_b + C * xi
             have_best = True
-            cut_coef, cut_delta = coef, d
+            cut_coef, cut_delta = coef, dlt
         else:
             # -- OCAS: the best point moves to the minimiser of F on the segment towards the master's --
-            dw, db, ds = w - best_w, w_b - best_wb, s - best_s
-            a0, a1, a2 = 0.5 * (best_w @ best_w), best_w @ dw, dw @ dw
+            seg = _segment(best_w, best_d, w, d)
+            db, ds = w_b - best_wb, s - best_s
             s1 = ds * 1.0 + best_s
             m_coef, m_delta = oracle(y, s1, params)
             m_xi = _slack(m_coef, m_delta, s1)
+            r1, dr1 = _reg(seg, 1.0)
             b1 = best_wb + db
-            f1 = a0 + a1 + 0.5 * a2 + 0.5 * b1 * b1 + C * m_xi
-            g1 = a1 + a2 + b1 * db - (C * (m_coef @ ds) if m_xi > 0 else 0.0)
-            g0 = a1 + best_wb * db - (C * (best_coef @ ds) if best_xi > 0 else 0.0)
+            f1 = r1 + 0.5 * b1 * b1 + C * m_xi
+            g1 = dr1 + b1 * db - (C * (m_coef @ ds) if m_xi > 0 else 0.0)
+            dr0 = _reg(seg, 0.0)[1]
+            g0 = dr0 + best_wb * db - (C * (best_coef @ ds) if best_xi > 0 else 0.0)
             top_t, top_f = (0.0, best_value) if best_value <= f1 else (1.0, f1)
             top_coef, top_xi = m_coef, m_xi
             descending = g0 < 0          # else the best point stays where it is
@@ -238,8 +390,9 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                     t_coef, t_delta = oracle(y, st, params)
                     t_xi = _slack(t_coef, t_delta, st)
                     bt = best_wb + t * db
-                    f = a0 + a1 * t + 0.5 * a2 * t * t + 0.5 * bt * bt + C * t_xi
-                    g = a1 + a2 * t + bt * db - (C * (t_coef @ ds) if t_xi > 0 else 0.0)
+                    rt, drt = _reg(seg, t)
+                    f = rt + 0.5 * bt * bt + C * t_xi
+                    g = drt + bt * db - (C * (t_coef @ ds) if t_xi > 0 else 0.0)
                     if f < top_f:
                         top_t, top_f, top_coef, top_xi = t, f, t_coef, t_xi
                     if g < 0:
@@ -250,26 +403,29 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                         break
             if descending:
                 if top_t == 1.0:
-                    best_w, best_wb, best_s = w, w_b, s
+                    best_w, best_d, best_wb, best_s = w, d, w_b, s
                     best_coef, best_xi, best_value = m_coef, m_xi, f1
                 elif top_t != 0.0:
-                    best_w, best_wb, best_s = best_w + top_t * dw, best_wb + top_t * db, ds * top_t + best_s
+                    best_w, best_d = best_w + top_t * (w - best_w), best_d + top_t * (d - best_d)
+                    best_wb, best_s = best_wb + top_t * db, ds * top_t + best_s
                     best_coef, best_xi, best_value = top_coef, top_xi, top_f
             # -- the next plane at best + MU (master - best), or at the master if that cuts nothing --
-            c_w, c_wb = best_w + MU * (w - best_w), best_wb + MU * (w_b - best_wb)
-            c_s = (s - best_s) * MU + best_s
+            c_w, c_d = best_w + MU * (w - best_w), best_d + MU * (d - best_d)
+            c_wb, c_s = best_wb + MU * (w_b - best_wb), (s - best_s) * MU + best_s
             cut_coef, cut_delta = oracle(y, c_s, params)
             c_xi = _slack(cut_coef, cut_delta, c_s)
-            c_value = 0.5 * (c_w @ c_w) + 0.5 * c_wb * c_wb + C * c_xi
+            c_value = _ratio_value(c_w, c_d) + 0.5 * c_wb * c_wb + C * c_xi
             if c_value < best_value:
-                best_w, best_wb, best_s = c_w, c_wb, c_s
+                best_w, best_d, best_wb, best_s = c_w, c_d, c_wb, c_s
                 best_coef, best_xi, best_value = cut_coef, c_xi, c_value
             master_xi = (value - (f1 - C * m_xi)) / C
             if cut_delta - cut_coef @ s <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
                 cut_coef, cut_delta = m_coef, m_delta
         gap = best_value - value
-        records[it, 0] = 0.5 * (best_w @ best_w) + 0.5 * best_wb * best_wb + C * best_xi
-        records[it, 1], records[it, 2], records[it, 3] = value, gap, K
+        objective = 0.5 * _ksupport_sq(best_w, budget) + 0.5 * best_wb * best_wb + C * best_xi
+        if objective < rec_value:           # the iterate of the lowest true objective (_BestIterate)
+            rec_w, rec_wb, rec_xi, rec_value = best_w.copy(), best_wb, best_xi, objective
+        records[it, 0], records[it, 1], records[it, 2], records[it, 3] = objective, value, gap, K
         records[it, 4] = np.count_nonzero(best_w)
         it += 1
         if gap <= C * tol:
@@ -285,43 +441,66 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             status = STALLED
             break
         # -- planes unused for max_age solves leave (rows and columns everywhere, in order) --
-        kept = np.flatnonzero(age[:K] <= max_age)
-        if kept.shape[0] < K:
-            for a in range(kept.shape[0]):      # in place: every read is at or after its write
-                k = kept[a]
+        live = np.flatnonzero(age[:K] <= max_age)
+        if live.shape[0] < K:
+            for a in range(live.shape[0]):      # in place: every read is at or after its write
+                k = live[a]
                 coef_buf[a] = coef_buf[k]
-                if keep_values:
-                    values_buf[a] = values_buf[k]
                 delta[a], age[a], coef_sum[a], abar[a] = delta[k], age[k], coef_sum[k], abar[k]
-                for b in range(kept.shape[0]):
-                    G[a, b] = G[k, kept[b]]
-            K = kept.shape[0]
+                for t in range(T):
+                    if by_values:
+                        values[t, a] = values[t, k]
+                    for b in range(live.shape[0]):
+                        grams[t, a, b] = grams[t, k, live[b]]
+            K = live.shape[0]
             total = abar[:K].sum()
             if total > 1.0:
                 abar[:K] /= total
-        # -- the new plane: its values on the group, its Gram row --
+        # -- groups without weight for max_age solves leave (feature generation re-adds them) --
+        keep = group_age[:T] <= max_age
+        if not keep.all() and keep.any():
+            stay = np.flatnonzero(keep)
+            for a in range(stay.shape[0]):
+                t = stay[a]
+                positions[a] = positions[t]
+                lengths[a], group_age[a], mu[a], kept[a] = lengths[t], group_age[t], mu[t], kept[t]
+                grams[a] = grams[t]
+                if by_values:
+                    values[a] = values[t]
+            T = stay.shape[0]
+            mu[:T] = _normalised(mu[:T])
+        # -- the new plane: its values on every group, its Gram rows --
         if K == coef_buf.shape[0]:
             coef_buf = _grown(coef_buf, 2 * K)
-        if keep_values and K == values_buf.shape[0]:
-            values_buf = _grown(values_buf, 2 * K)
+        if by_values and K == values.shape[1]:
+            values = _grown_planes(values, 2 * K)
         if K == delta.shape[0]:
             delta, age, coef_sum, abar = (_grown(delta, 2 * K), _grown(age, 2 * K), _grown(coef_sum, 2 * K),
                                           _grown(abar, 2 * K))
-            G2 = np.empty((2 * K, 2 * K))
-            G2[:K, :K] = G[:K, :K]
-            G = G2
+        if K == grams.shape[1]:
+            grams = _grown_square(grams, 2 * K)
         v = _times_t(indptr, indices, data, dense, cut_coef, m)
-        if by_values:
-            row = values_buf[:K] @ v
-        else:
-            row = coef_buf[:K] @ _times(indptr, indices, data, dense, v, n)
-        if keep_values:
-            values_buf[K] = v
+        for t in range(T):
+            if by_values:
+                v_t = np.empty(lengths[t])
+                for i in range(lengths[t]):
+                    v_t[i] = v[positions[t, i]]
+                row = np.zeros(K)
+                for k in range(K):
+                    plane = values[t, k]
+                    acc = 0.0
+                    for i in range(lengths[t]):
+                        acc += plane[i] * v_t[i]
+                    row[k] = acc
+                values[t, K, :lengths[t]] = v_t
+            else:
+                v_t = v
+                row = coef_buf[:K] @ _times(indptr, indices, data, dense, v, n)
+            grams[t, K, :K] = row
+            grams[t, :K, K] = row
+            grams[t, K, K] = v_t @ v_t
         coef_buf[K] = cut_coef
-        G[K, :K] = row
-        G[:K, K] = row
-        G[K, K] = v @ v
         delta[K], age[K], coef_sum[K], abar[K] = cut_delta, 0, cut_coef.sum(), 0.0
         K += 1
-    return (status, value, coef_buf, values_buf, K, delta, age, coef_sum, abar, G,
-            (best_w, best_wb, best_xi), records[:it].copy())
+    return (status, value, coef_buf, K, delta, age, coef_sum, abar, kept[:T].copy(), values[:T].copy(),
+            grams[:T].copy(), mu[:T].copy(), group_age[:T].copy(), (rec_w, rec_wb, rec_xi), records[:it].copy())

@@ -23,8 +23,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _defaults
-from .compiled_loop import solve_single_group
-from .cutting_plane import inner_solve
+from .compiled_loop import solve_restricted
 from .data import (
     ColumnCache,
     _as_solver_matrix,
@@ -227,7 +226,7 @@ class SolverPath:
         self.ws.add_group(cols, self.X)
         self.cache.extend(cols)
         self.n_outer = 1
-        self.status, _ = solve_single_group(self.ws, self.cache, self.y, self.loss, self.state, self._inner, outer=1)
+        self.status, _ = solve_restricted(self.ws, self.cache, self.y, self.loss, self.state, self._inner, outer=1)
         self.points.append(self._point())
         yield self.points[-1]
 
@@ -254,7 +253,7 @@ class SolverPath:
                     return
                 # The test holds at a coarse dual point; it proves optimality only at the restricted
                 # problem's optimum (a coarse one stopped AUC at budget 1 with a gap of 10%): polish, re-test.
-                self.status, _ = inner_solve(ws, cache, self.y, self.loss, state, self._inner, outer=n_outer)
+                self.status, _ = solve_restricted(ws, cache, self.y, self.loss, state, self._inner, outer=n_outer)
                 polished = True
                 if self.status == "max_iter":
                     self.stop = "max_iter"
@@ -271,7 +270,7 @@ class SolverPath:
             # has to point at the next group); the last one is polished to tol by result().
             coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
             inner = SimpleNamespace(**{**vars(self._inner), "tol": coarse})
-            self.status, restricted = inner_solve(ws, cache, self.y, self.loss, state, inner, outer=n_outer)
+            self.status, restricted = solve_restricted(ws, cache, self.y, self.loss, state, inner, outer=n_outer)
             polished = coarse <= tol
             self.points.append(self._point())
             # the stop is known before the point is handed out: a caller that pauses the path here
@@ -330,7 +329,7 @@ class SolverPath:
         state, tol = self.state, self.solver.tol
         with blas_limited(self.solver.blas_threads):
             if polish and state.n_iter < self.solver.max_iter and not state.best - state.lower <= self.C * tol:
-                inner_solve(self.ws, self.cache, self.y, self.loss, state, self._inner, outer=self.n_outer)
+                solve_restricted(self.ws, self.cache, self.y, self.loss, state, self._inner, outer=self.n_outer)
             state.lower = max(state.lower, self.penalty.lower_bound(self.ws, self._most_violated()[1]))
 
     def certified(self):

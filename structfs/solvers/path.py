@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .compiled_loop import solve_single_group
+from .compiled_loop import solve_restricted
 from .data import ColumnCache, _as_solver_matrix, occurring_columns, select_columns, take_columns
 from .feature_generation import MAX_AGE, _BestIterate
 from .penalties import SquaredL2
@@ -46,7 +46,7 @@ class PathRefitter:
         cache.extend(cols)
         state = _BestIterate(SquaredL2(), self.C)
         state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
-        status, _ = solve_single_group(ws, cache, self.y, self.loss, state, self.settings, outer=1)
+        status, _ = solve_restricted(ws, cache, self.y, self.loss, state, self.settings, outer=1)
         self.uncertified += status != "converged"
         out_cols = state.cols if self.columns is None else self.columns[state.cols]
         self.last = (out_cols, state.w_cache, state.w_b)
