@@ -603,14 +603,18 @@ def test_an_interrupted_parallel_search_leaves_no_workers_and_no_model(tmp_path)
             return found
 
         rng = np.random.default_rng(0)
-        X = rng.standard_normal((3000, 200))
-        y = (X[:, :5].sum(1) + rng.standard_normal(3000) > 2).astype(int)
+        X = rng.standard_normal((20000, 400))         # a search of about 20 s on two cores
+        y = (X[:, :5].sum(1) + rng.standard_normal(20000) > 2).astype(int)
         est = StructSVMCV(n_jobs=2)
         seen = []
-        def interrupt():
+        def interrupt():                             # once the workers compute, not at a fixed time
+            start = time.time()
+            while workers() == 0 and time.time() - start < 60:
+                time.sleep(0.1)
+            time.sleep(2.0)
             seen.append(workers())
             os.kill(os.getpid(), signal.SIGINT)
-        threading.Timer(8.0, interrupt).start()
+        threading.Thread(target=interrupt, daemon=True).start()
         try:
             est.fit(X, y)
             print("finished")
