@@ -219,8 +219,10 @@ def _ksupport_sq(w, k):
 
 
 @njit(cache=True)
-def _ratio_value(w, d):
-    """1/2 sum_j w_j^2 / d_j over d_j > 0."""
+def _reg_value(w, d, single):
+    """1/2 sum_j w_j^2 / d_j over d_j > 0 (1/2 ||w||^2 with one group)."""
+    if single:
+        return 0.5 * (w @ w)
     total = 0.0
     for j in range(w.shape[0]):
         if d[j] > 0:
@@ -229,10 +231,14 @@ def _ratio_value(w, d):
 
 
 @njit(cache=True)
-def _segment(w0, d0, w1, d1):
+def _segment(w0, d0, w1, d1, single):
     """r(t) = 1/2 sum (u + t du)^2 / (v + t dv) on the segment, over the features with weight at either
     end: (quadratic, its three coefficients, u, du, v, dv) -- a quadratic when d is the same at both
-    ends (always with one group)."""
+    ends (always with one group, where v = 1 wherever w is not 0)."""
+    if single:
+        du = w1 - w0
+        empty = np.zeros(0)
+        return True, 0.5 * (w0 @ w0), w0 @ du, du @ du, empty, empty, empty, empty
     live = (d0 > 0) | (d1 > 0)
     u, du, v, dv = w0[live], w1[live] - w0[live], d0[live], d1[live] - d0[live]
     quadratic = not np.any(dv != 0.0)
@@ -281,6 +287,11 @@ def _compiled_loop():
 def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, budget, by_values,
           coef_buf, K, delta, age, coef_sum, abar, positions, lengths, values, grams, mu, group_age):
     n, T = y.shape[0], lengths.shape[0]
+    # A solve that starts with one group keeps it (groups only leave), with weight 1 on its columns and
+    # w 0 off them: d then changes nothing (r is 1/2 ||w||^2, every segment quadratic) and is not formed
+    # -- a handful of O(m) passes per plane at m = 10^4. (A solve down to one group from several keeps
+    # the general form: its best point may still hold the weights of groups that left.)
+    single = T == 1
     bias2 = bias * bias
     qp_tol = 1e-3 * tol            # the master only needs a small fraction of the gap we stop at
     records = np.empty((max(max_iter, 1), 5))
@@ -339,12 +350,14 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             group_age[t] = 0 if mu[t] > 1e-8 else group_age[t] + 1
         # -- the master's primal point: w = d * X' beta on the cache, w_b = bias sum(beta) --
         alpha = C * abar[:K]
-        d = np.zeros(m)
-        for t in range(T):
-            if mu[t] > 0:
-                for i in range(lengths[t]):
-                    d[positions[t, i]] += mu[t]
-        d = np.minimum(d, 1.0)
+        d = best_d
+        if not single:
+            d = np.zeros(m)
+            for t in range(T):
+                if mu[t] > 0:
+                    for i in range(lengths[t]):
+                        d[positions[t, i]] += mu[t]
+            d = np.minimum(d, 1.0)
         if by_values:
             direction = np.zeros(m)
             for t in range(T):
@@ -353,7 +366,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                     direction[positions[t, i]] = on_group[i]
         else:
             direction = _times_t(indptr, indices, data, dense, _combination(coef_buf, alpha), m)
-        w = d * direction
+        w = direction if single else d * direction
         w_b = bias * (alpha @ coef_sum[:K])
         s = _times(indptr, indices, data, dense, w, n)
         s += bias * w_b
@@ -361,12 +374,12 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             coef, dlt = oracle(y, s, params)
             xi = _slack(coef, dlt, s)
             best_w, best_d, best_wb, best_s, best_coef, best_xi = w, d, w_b, s, coef, xi
-            best_value = _ratio_value(w, d) + 0.5 * w_b * w_b + C * xi
+            best_value = _reg_value(w, d, single) + 0.5 * w_b * w_b + C * xi
             have_best = True
             cut_coef, cut_delta = coef, dlt
         else:
             # -- OCAS: the best point moves to the minimiser of F on the segment towards the master's --
-            seg = _segment(best_w, best_d, w, d)
+            seg = _segment(best_w, best_d, w, d, single)
             db, ds = w_b - best_wb, s - best_s
             s1 = ds * 1.0 + best_s
             m_coef, m_delta = oracle(y, s1, params)
@@ -406,15 +419,16 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                     best_w, best_d, best_wb, best_s = w, d, w_b, s
                     best_coef, best_xi, best_value = m_coef, m_xi, f1
                 elif top_t != 0.0:
-                    best_w, best_d = best_w + top_t * (w - best_w), best_d + top_t * (d - best_d)
+                    best_w = best_w + top_t * (w - best_w)
+                    best_d = d if single else best_d + top_t * (d - best_d)
                     best_wb, best_s = best_wb + top_t * db, ds * top_t + best_s
                     best_coef, best_xi, best_value = top_coef, top_xi, top_f
             # -- the next plane at best + MU (master - best), or at the master if that cuts nothing --
-            c_w, c_d = best_w + MU * (w - best_w), best_d + MU * (d - best_d)
+            c_w, c_d = best_w + MU * (w - best_w), d if single else best_d + MU * (d - best_d)
             c_wb, c_s = best_wb + MU * (w_b - best_wb), (s - best_s) * MU + best_s
             cut_coef, cut_delta = oracle(y, c_s, params)
             c_xi = _slack(cut_coef, cut_delta, c_s)
-            c_value = _ratio_value(c_w, c_d) + 0.5 * c_wb * c_wb + C * c_xi
+            c_value = _reg_value(c_w, c_d, single) + 0.5 * c_wb * c_wb + C * c_xi
             if c_value < best_value:
                 best_w, best_d, best_wb, best_s = c_w, c_d, c_wb, c_s
                 best_coef, best_xi, best_value = cut_coef, c_xi, c_value
@@ -422,7 +436,8 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             if cut_delta - cut_coef @ s <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
                 cut_coef, cut_delta = m_coef, m_delta
         gap = best_value - value
-        objective = 0.5 * _ksupport_sq(best_w, budget) + 0.5 * best_wb * best_wb + C * best_xi
+        penalty = best_w @ best_w if budget == 0 else _ksupport_sq(best_w, budget)
+        objective = 0.5 * penalty + 0.5 * best_wb * best_wb + C * best_xi
         if objective < rec_value:           # the iterate of the lowest true objective (_BestIterate)
             rec_w, rec_wb, rec_xi, rec_value = best_w.copy(), best_wb, best_xi, objective
         records[it, 0], records[it, 1], records[it, 2], records[it, 3] = objective, value, gap, K
@@ -482,17 +497,19 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
         v = _times_t(indptr, indices, data, dense, cut_coef, m)
         for t in range(T):
             if by_values:
-                v_t = np.empty(lengths[t])
+                v_t = np.zeros(values.shape[2])         # zero past the group's width, as its values
                 for i in range(lengths[t]):
                     v_t[i] = v[positions[t, i]]
-                row = np.zeros(K)
-                for k in range(K):
-                    plane = values[t, k]
-                    acc = 0.0
-                    for i in range(lengths[t]):
-                        acc += plane[i] * v_t[i]
-                    row[k] = acc
-                values[t, K, :lengths[t]] = v_t
+                if values.shape[2] >= 64:               # BLAS for wide groups (unbudgeted: K x m)
+                    row = values[t, :K] @ v_t
+                else:                                   # a call per small group costs more than its sums
+                    row = np.zeros(K)
+                    for k in range(K):
+                        acc = 0.0
+                        for i in range(lengths[t]):
+                            acc += values[t, k, i] * v_t[i]
+                        row[k] = acc
+                values[t, K] = v_t
             else:
                 v_t = v
                 row = coef_buf[:K] @ _times(indptr, indices, data, dense, v, n)
