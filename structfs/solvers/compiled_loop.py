@@ -25,7 +25,8 @@ from numba import types
 from numba.core.types.function_type import CompileResultWAP
 
 from .._jit import njit
-from .cutting_plane import _STALL, MU, _ratio_terms, inner_solve
+from .cutting_plane import _STALL, LINE_SEARCH_EVALS, MU, _ratio_terms, inner_solve, narrowed, next_trial
+from .data import compressed_dot
 from .penalties import BSupport, SquaredL2
 from .plane_store import DensePlanes
 from .qcqp_ipm import ipm_master
@@ -45,7 +46,6 @@ _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, _MATRIX, t
 
 CONVERGED, MAX_ITER, STALLED, HANDED_BACK = 0, 1, 2, 3
 STATUS = ("converged", "max_iter", "stalled")
-_LINE_SEARCH_EVALS = 3       # trial points of the line search beyond its end point (as line_search's default)
 
 
 def solve_restricted(ws, cache, y, loss, state, settings, outer):
@@ -138,17 +138,11 @@ def _times(indptr, indices, data, dense, w, n):
 
 
 @njit(cache=True)
-def _times_t(indptr, indices, data, dense, v, m):
+def _times_t(indptr, indices, data, dense, v):
     """X' v (m,)."""
     if dense.shape[0] > 0:
         return v @ dense
-    out = np.empty(m)
-    for j in range(m):
-        acc = 0.0
-        for p in range(indptr[j], indptr[j + 1]):
-            acc += data[p] * v[indices[p]]
-        out[j] = acc
-    return out
+    return compressed_dot(indptr, indices, data, v)
 
 
 @njit(cache=True)
@@ -365,7 +359,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                 for i in range(lengths[t]):
                     direction[positions[t, i]] = on_group[i]
         else:
-            direction = _times_t(indptr, indices, data, dense, _combination(coef_buf, alpha), m)
+            direction = _times_t(indptr, indices, data, dense, _combination(coef_buf, alpha))
         w = direction if single else d * direction
         w_b = bias * (alpha @ coef_sum[:K])
         s = _times(indptr, indices, data, dense, w, n)
@@ -395,10 +389,8 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             descending = g0 < 0          # else the best point stays where it is
             if descending and g1 > 0:
                 lo, f_lo, hi, f_hi = 0.0, best_value, 1.0, f1
-                for _ in range(_LINE_SEARCH_EVALS):
-                    width = hi - lo
-                    t = (f_hi - f_lo + g0 * lo - g1 * hi) / (g0 - g1)
-                    t = min(max(t, lo + 0.05 * width), hi - 0.05 * width)
+                for _ in range(LINE_SEARCH_EVALS):
+                    t = next_trial(lo, f_lo, g0, hi, f_hi, g1)
                     st = ds * t + best_s
                     t_coef, t_delta = oracle(y, st, params)
                     t_xi = _slack(t_coef, t_delta, st)
@@ -408,10 +400,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                     g = drt + bt * db - (C * (t_coef @ ds) if t_xi > 0 else 0.0)
                     if f < top_f:
                         top_t, top_f, top_coef, top_xi = t, f, t_coef, t_xi
-                    if g < 0:
-                        lo, f_lo, g0 = t, f, g
-                    else:
-                        hi, f_hi, g1 = t, f, g
+                    lo, f_lo, g0, hi, f_hi, g1 = narrowed(t, f, g, lo, f_lo, g0, hi, f_hi, g1)
                     if hi - lo < 1e-3:
                         break
             if descending:
@@ -494,7 +483,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                                           _grown(abar, 2 * K))
         if K == grams.shape[1]:
             grams = _grown_square(grams, 2 * K)
-        v = _times_t(indptr, indices, data, dense, cut_coef, m)
+        v = _times_t(indptr, indices, data, dense, cut_coef)
         for t in range(T):
             if by_values:
                 v_t = np.zeros(values.shape[2])         # zero past the group's width, as its values

@@ -112,7 +112,29 @@ class _Segment:
         return self.reg(t)[0] + self.C * xi, self.slope(t, coef, xi), (coef, delta, xi)
 
 
-def line_search(best, cand, y, loss, C, max_evals=3):
+# Trial points of the line search beyond its end point.
+LINE_SEARCH_EVALS = 3
+
+
+@njit(cache=True)
+def next_trial(lo, f_lo, g_lo, hi, f_hi, g_hi):
+    """The line search's next trial: where the tangents at the bracket's ends meet, kept 5% of its width
+    inside it (F is convex and piecewise smooth). Compiled: the compiled loop takes the same steps."""
+    width = hi - lo
+    t = (f_hi - f_lo + g_lo * lo - g_hi * hi) / (g_lo - g_hi)
+    return min(max(t, lo + 0.05 * width), hi - 0.05 * width)
+
+
+@njit(cache=True)
+def narrowed(t, f, g, lo, f_lo, g_lo, hi, f_hi, g_hi):
+    """The bracket (lo, f_lo, g_lo, hi, f_hi, g_hi) after a trial at t with F(t) = f, F'(t) = g: t
+    replaces the end whose slope has the sign of g."""
+    if g < 0:
+        return t, f, g, hi, f_hi, g_hi
+    return lo, f_lo, g_lo, t, f, g
+
+
+def line_search(best, cand, y, loss, C, max_evals=LINE_SEARCH_EVALS):
     """Approximately minimise the convex F on the segment [best, cand]; returns the best point seen.
 
     Tangent-intersection steps safeguarded to stay inside the bracket (F is convex and piecewise
@@ -130,17 +152,12 @@ def line_search(best, cand, y, loss, C, max_evals=3):
     top_t, top_f, top = (0.0, best.value, None) if best.value <= f1 else (1.0, f1, None)
     if g1 > 0:
         for _ in range(max_evals):
-            width = hi - lo
-            t = (f_hi - f_lo + g0 * lo - g1 * hi) / (g0 - g1)
-            t = min(max(t, lo + 0.05 * width), hi - 0.05 * width)
+            t = next_trial(lo, f_lo, g0, hi, f_hi, g1)
             f, g, answer = seg.trial(t, y, loss)
             if f < top_f:
                 top_t, top_f, top = t, f, answer
             answer = None              # only the best trial's coefficients (an n-vector) are kept
-            if g < 0:
-                lo, f_lo, g0 = t, f, g
-            else:
-                hi, f_hi, g1 = t, f, g
+            lo, f_lo, g0, hi, f_hi, g1 = narrowed(t, f, g, lo, f_lo, g0, hi, f_hi, g1)
             if hi - lo < 1e-3:
                 break
     if top_t == 0.0:
