@@ -152,6 +152,16 @@ class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         model.n_features_in_ = model.coef_.shape[1]
         return model
 
+    def decision_function(self, X: ArrayLike) -> np.ndarray:
+        """As StructSVM's. The validation parts a search scores every path point on are in-memory float
+        matrices of the right width, checked once by the search: they skip scikit-learn's input
+        validation (about 1 ms a call, more than scoring a small fold)."""
+        trusted = (isinstance(X, np.ndarray) or sp.issparse(X)) and X.ndim == 2 and X.dtype == np.float64
+        if trusted and X.shape[1] == self.n_features_in_ and not sp.issparse(self.coef_) \
+                and getattr(self, "interactions_", None) is None:
+            return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+        return super().decision_function(X)
+
     def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         raise TypeError("LinearModel holds given weights (LinearModel.from_weights) and is not fitted; use "
                         "StructSVM to learn them.")

@@ -79,6 +79,20 @@ def test_fold_path_scores_each_point_on_the_validation_part():
         assert score == pytest.approx(f1(y[test], X[test][:, cols] @ w + w_b) / 100)
 
 
+def test_a_path_points_scores_are_those_of_the_validated_decision_function():
+    from structfs.estimators import LinearBinaryMixin, LinearModel
+
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(6) * (rng.random(6) < 0.5)
+    model = LinearModel.from_weights(w, 0.3, np.array([0, 1]))
+    X = rng.standard_normal((20, 6))
+    validated = LinearBinaryMixin.decision_function
+    for data in (X, sp.csr_matrix(X), sp.csc_matrix(X), X.astype(np.float32), X.tolist()):
+        assert np.allclose(model.decision_function(data), validated(model, data))
+    with pytest.raises(ValueError, match="features"):       # the wrong width still fails as scikit-learn's
+        model.decision_function(X[:, :5])
+
+
 def test_without_polish_the_path_is_the_same_but_its_last_point_and_costs_fewer_planes():
     X, y = _data(seed=2)
     y_pm = np.where(y == 1, 1.0, -1.0)

@@ -1,5 +1,6 @@
 """One (fold, C, budget) task of a search: a feature-generation path fitted on the training part and
 every point of it scored on the validation part."""
+import functools
 import time
 import warnings
 from dataclasses import dataclass, replace
@@ -10,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..estimators import LinearModel
 from ..solvers import PathRefitter, Solver, penalty_for
-from ..solvers.data import weights_in
+from ..solvers.data import SolverData, weights_in
 from ..solvers.interactions import expand, split_weights
 
 
@@ -56,13 +57,14 @@ class PathScoring:
     interactions: bool = False   # budgeted paths also select products of feature pairs (StructSVM's interactions)
 
 
-def fold_path(X, y, fold, C, budget, scoring, carry=None):
+def fold_path(X, y, fold, C, budget, scoring, carry=None, data=None):
     """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``:
     :class:`FoldPath` run to ``scoring.solver.max_outer`` points.
 
     ``carry`` (unbudgeted cells): a list of cutting planes (coef, delta) of an earlier fit on the same
     fold, which start this fit's working set -- a plane is a valid cut at any C -- and which is then
-    replaced by this fit's planes (see :func:`unbudgeted_chain`).
+    replaced by this fit's planes (see :func:`unbudgeted_chain`). ``data``: the fold's
+    :class:`FoldData`, when shared with other cells.
 
     Returns (scores, n_features, seconds, certified): one score and feature count per path point (a
     single point without budget), and whether every solve of the task ended with its certificate
@@ -70,20 +72,16 @@ def fold_path(X, y, fold, C, budget, scoring, carry=None):
     solution). The solves do not warn each: the search reports uncertified candidates once
     (:meth:`StructSVMCV.refit_best`).
     """
-    task = FoldPath(X, y, fold, C, budget, scoring, carry)
+    task = FoldPath(X, y, fold, C, budget, scoring, carry, data)
     return task.advance(scoring.solver.max_outer)
 
 
-class FoldPath:
-    """One (fold, C, budget) task of a search that can be paused and resumed: :meth:`advance` runs the
-    path to a number of points and scores them; called again with a larger number it continues where
-    it stopped. Successive halving's surviving candidates continue their paths this way instead of
-    starting them over (the points are the same: a path's first points do not depend on its length)."""
+class FoldData:
+    """A fold's training and validation parts as all its paths use them, built once per fold: the
+    rows (and MIL's columns) of each part, the labels, and the training part as the solvers see it
+    (:class:`SolverData`, built on first use). A search's cells on one fold share it."""
 
-    def __init__(self, X, y, fold, C, budget, scoring, carry=None):
-        t0 = time.perf_counter()
-        self.fold, self.scoring, self.carry = fold, scoring, carry
-        classes, loss, solver = scoring.classes, scoring.loss, scoring.solver
+    def __init__(self, X, y, fold, scoring):
         self.X_tr, self.X_te = _rows(X, fold.train), _rows(X, fold.test)
         X_cut = None
         if scoring.cut_X is not None and scoring.threshold_loss is not None:
@@ -92,24 +90,45 @@ class FoldPath:
             self.X_tr, self.X_te = self.X_tr[:, fold.columns], self.X_te[:, fold.columns]
             X_cut = None if X_cut is None else X_cut[:, fold.columns]
         self.X_cut = self.X_tr if X_cut is None else X_cut
-        self.y_pm = np.where(y[fold.train] == classes[1], 1.0, -1.0)
+        self.y_pm = np.where(y[fold.train] == scoring.classes[1], 1.0, -1.0)
         self.y_test = y[fold.test]
-        loss.validate(self.y_pm)
+        scoring.loss.validate(self.y_pm)
+
+    @functools.cached_property
+    def solver_data(self):
+        return SolverData(self.X_tr)
+
+
+class FoldPath:
+    """One (fold, C, budget) task of a search that can be paused and resumed: :meth:`advance` runs the
+    path to a number of points and scores them; called again with a larger number it continues where
+    it stopped. Successive halving's surviving candidates continue their paths this way instead of
+    starting them over (the points are the same: a path's first points do not depend on its length).
+    ``data``: the fold's :class:`FoldData` when the caller shares it between cells."""
+
+    def __init__(self, X, y, fold, C, budget, scoring, carry=None, data=None):
+        t0 = time.perf_counter()
+        self.fold, self.scoring, self.carry = fold, scoring, carry
+        loss, solver = scoring.loss, scoring.solver
+        data = FoldData(X, y, fold, scoring) if data is None else data
+        self.X_tr, self.X_te, self.X_cut = data.X_tr, data.X_te, data.X_cut
+        self.y_pm, self.y_test = data.y_pm, data.y_test
         self.m = m = self.X_tr.shape[1]
         groups = scoring.groups if scoring.groups is None or fold.columns is None else scoring.groups[fold.columns]
         penalty = penalty_for(budget, groups).restricted(m, solver.max_features)
         # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
         # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
         ranking = replace(solver, tol=max(solver.tol, 0.1))
-        self.data, self.inputs = (self.X_tr, None)
+        self.data, self.inputs, prepared = self.X_tr, None, data.solver_data
         if scoring.interactions and budget is not None:      # the budget counts features and their products
             self.data, self.inputs = expand(self.X_tr)
+            prepared = self.data
             penalty = penalty_for(budget).restricted(self.data.shape[1], solver.max_features)
         self.refitter = None
         if scoring.debias and penalty.budget is not None:
-            self.refitter = PathRefitter(self.data, self.y_pm, loss, C, fold.bias, ranking)
+            self.refitter = PathRefitter(prepared, self.y_pm, loss, C, fold.bias, ranking)
         self.scores, self.n_features = [], []
-        self.path = (solver if penalty.budget is not None else ranking).path(self.data, self.y_pm, loss, C, penalty,
+        self.path = (solver if penalty.budget is not None else ranking).path(prepared, self.y_pm, loss, C, penalty,
                                                                               fold.bias)
         self.warm = carry is not None and penalty.budget is None
         if self.warm:
@@ -155,14 +174,15 @@ class FoldPath:
                 certified)
 
 
-def unbudgeted_chain(X, y, fold, Cs, scoring):
+def unbudgeted_chain(X, y, fold, Cs, scoring, data=None):
     """:func:`fold_path` of the unbudgeted cell at each C of ``Cs`` on one fold, in increasing C, each
     fit starting from the previous one's planes; the outputs in the order of ``Cs``. A fit at C
     warm-started from the planes at the next smaller C needs fewer new ones (R8 "earn", one fold's
     four C: 1.59 -> 0.80 s)."""
     carry, out = [], {}
+    data = FoldData(X, y, fold, scoring) if data is None else data
     for C in sorted(Cs):
-        out[C] = fold_path(X, y, fold, C, None, scoring, carry)
+        out[C] = fold_path(X, y, fold, C, None, scoring, carry, data)
     return [out[C] for C in Cs]
 
 

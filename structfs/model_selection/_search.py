@@ -39,7 +39,7 @@ from ._grid import (
     grid_unit,
     squared_norms,
 )
-from ._path import Fold, FoldPath, PathScoring, _cut_at_best, _rows, fold_path, unbudgeted_chain
+from ._path import Fold, FoldData, FoldPath, PathScoring, _cut_at_best, _rows, fold_path, unbudgeted_chain
 from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
 
@@ -374,6 +374,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # only while the training rows of all of them stay under RESUME_MAX_ROWS.
         budgeted_rows = sum(len(fold_tasks[f].train) for f, _, B in tasks if B is not None)
         live = {} if self.n_jobs in (None, 1) and budgeted_rows <= RESUME_MAX_ROWS else None
+        shared = {}                    # fold -> FoldData, shared by its cells (serial searches, as live)
         with self._progress(len(tasks)) as progress:
             while pending:
                 # a fold's unbudgeted cells run as one job, over C, each fit warm-started (unbudgeted_chain)
@@ -387,7 +388,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                         self._job(X, y, fold_tasks, [tasks[i] for i in job], scoring, length(rung, tasks[job[0]][2]))
                         for job in jobs)
                 else:
-                    results = (self._resumed(live, X, y, fold_tasks, tasks, job, scoring,
+                    results = (self._resumed(live, shared, X, y, fold_tasks, tasks, job, scoring,
                                              length(rung, tasks[job[0]][2])) for job in jobs)
                 for job, result in zip(jobs, results):
                     for i, out in zip(job, result):
@@ -421,15 +422,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                  replace(scoring, solver=replace(scoring.solver, max_outer=max_outer)))
 
     @staticmethod
-    def _resumed(live, X, y, fold_tasks, tasks, job, scoring, max_outer):
+    def _resumed(live, shared, X, y, fold_tasks, tasks, job, scoring, max_outer):
         """The outputs of ``job`` (as :meth:`_job`'s) in this process, continuing a budgeted path kept in
-        ``live`` (task index -> FoldPath) from an earlier rung."""
+        ``live`` (task index -> FoldPath) from an earlier rung; every cell of a fold uses its
+        :class:`FoldData` kept in ``shared`` (fold -> FoldData)."""
         f, C, B = tasks[job[0]]
+        data = shared.get(f)
+        if data is None:
+            data = shared[f] = FoldData(X, y, fold_tasks[f], scoring)
         if B is None:
-            return unbudgeted_chain(X, y, fold_tasks[f], [tasks[i][1] for i in job], scoring)
+            return unbudgeted_chain(X, y, fold_tasks[f], [tasks[i][1] for i in job], scoring, data)
         task = live.get(job[0])
         if task is None:
-            task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring)
+            task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring, data=data)
         return [task.advance(max_outer)]
 
     def _survivors(self, table, cells, alive):

@@ -26,12 +26,10 @@ from .. import _defaults
 from .compiled_loop import solve_restricted
 from .data import (
     ColumnCache,
-    _as_solver_matrix,
+    SolverData,
     _matvec,
     _matvec_t,
     is_row_blocks,
-    occurring_columns,
-    select_columns,
     take_columns,
     weights_in,
 )
@@ -152,9 +150,8 @@ class SolverPath:
 
     def __init__(self, solver, X, y, loss, C, penalty, bias):
         self.solver, self.y, self.loss, self.C, self.bias = solver, y, loss, C, bias
-        self.n_features = X.shape[1]
-        self.columns = occurring_columns(X)         # solve on the columns that occur; map back at the end
-        X = X if self.columns is None else select_columns(X, self.columns)
+        data = SolverData.of(X)                     # solve on the columns that occur; map back at the end
+        self.n_features, self.columns, X = data.n_features, data.columns, data.X
         penalty = penalty if self.columns is None else penalty.on_columns(self.columns)
         self.penalty = penalty.restricted(X.shape[1], solver.max_features)
         if self.penalty.budget is None and is_row_blocks(X):
@@ -165,7 +162,7 @@ class SolverPath:
                              "number of features (feature generation reads X once per group).")
         cap = solver.max_features
         self.max_features = cap if cap is not None and cap < X.shape[1] else None
-        self.X = _as_solver_matrix(X)
+        self.X = X
         n = self.X.shape[0]
         self.ws = WorkingSet(n, bias, C, solver.master_solver, coded=is_row_blocks(self.X))
         self.cache = ColumnCache(self.X)

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .compiled_loop import solve_restricted
-from .data import ColumnCache, _as_solver_matrix, occurring_columns, select_columns, take_columns
+from .data import ColumnCache, SolverData, take_columns
 from .feature_generation import MAX_AGE, _BestIterate
 from .penalties import SquaredL2
 from .working_set import WorkingSet
@@ -21,8 +21,8 @@ class PathRefitter:
     """
 
     def __init__(self, X, y, loss, C, bias, solver):
-        self.columns = occurring_columns(X)        # work on the columns that occur (see SolverPath)
-        self.X = _as_solver_matrix(X if self.columns is None else select_columns(X, self.columns))
+        data = SolverData.of(X)                    # work on the columns that occur (see SolverPath)
+        self.columns, self.X = data.columns, data.X
         self.y, self.loss, self.C = y, loss, C
         self.settings = SimpleNamespace(tol=solver.tol, max_iter=solver.max_iter, max_age=MAX_AGE,
                                         callback=lambda rec: None)
