@@ -564,6 +564,21 @@ def test_compiled_loop_takes_the_python_loops_steps(monkeypatch, loss_name, spar
         assert w_b == pytest.approx(slow_w_b, rel=1e-5, abs=1e-7)
 
 
+def test_compiled_loop_refuses_arrays_its_entry_point_would_misread():
+    from structfs.solvers.compiled_loop import _ARRAY_ARGS, _check_arrays
+
+    position, dtype, ndim = _ARRAY_ARGS[0]
+    args = [None] * 27
+    for i, d, k in _ARRAY_ARGS:
+        args[i] = np.zeros((2,) * k, dtype=d)
+    _check_arrays(args)
+    for wrong in (np.zeros((2,) * ndim, dtype=np.int32 if dtype == np.float64 else np.float64),
+                  np.zeros((4,) * ndim, dtype=dtype)[::2], [0.0, 0.0]):
+        args[position] = wrong
+        with pytest.raises(TypeError, match=f"argument {position}"):
+            _check_arrays(args)
+
+
 def test_compiled_loop_stops_at_max_iter_as_the_python_loop(monkeypatch):
     from structfs.solvers import compiled_loop
 

@@ -89,12 +89,13 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
         grams[t, :K, :K] = g.G
     budget = penalty.budget if isinstance(penalty, BSupport) else 0
     params, y = np.asarray(loss.jit_params, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
-    out = _compiled_loop()(_as_function(loss.jit_oracle), params, y, indptr, indices, data, dense, m,
-                           float(ws.bias), float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter),
-                           int(settings.max_age), int(budget), by_values, ws.planes._coef, K, ws.delta.copy(),
-                           ws.age.copy(), ws.coef_sum.copy(), feasible_start(ws.abar, K)[:K], positions, lengths,
-                           values, grams, np.asarray(ws.mu, dtype=np.float64).copy(),
-                           np.array([g.age for g in groups], dtype=np.int64))
+    args = (_as_function(loss.jit_oracle), params, y, indptr, indices, data, dense, m, float(ws.bias), float(ws.C),
+            float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
+            bool(by_values), ws.planes._coef, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
+            feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
+            np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64))
+    _check_arrays(args)
+    out = _compiled_loop()(*args)
     (status, master, coef_buf, K, delta, age, coef_sum, abar, kept, values, grams, mu, group_age, best,
      records) = out
     ws.planes = DensePlanes.wrap(coef_buf, K)
@@ -267,6 +268,20 @@ def _as_function(oracle):
     numba otherwise looks it up at every call (about 1 ms, as much as a small refit's whole loop)."""
     oracle.compile(ORACLE_SIGNATURE)
     return CompileResultWAP(oracle.overloads[ORACLE_SIGNATURE.args])
+
+
+# (position, dtype, ndim) of every array argument of the loop, from its signature
+_ARRAY_ARGS = [(i, np.dtype(str(t.dtype)), t.ndim) for i, t in enumerate(_LOOP_ARGS) if isinstance(t, types.Array)]
+
+
+def _check_arrays(args):
+    """Every array argument of the loop of the dtype, dimension and C layout of its signature: the
+    entry point reads its memory as such, unchecked (an int64 array would be read as doubles)."""
+    for i, dtype, ndim in _ARRAY_ARGS:
+        a = args[i]
+        if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim and a.flags.c_contiguous):
+            raise TypeError(f"compiled loop argument {i}: expected a C-contiguous {dtype} array of {ndim} "
+                            f"dimension(s), got {getattr(a, 'dtype', type(a))} {getattr(a, 'shape', '')}")
 
 
 @functools.cache
