@@ -15,7 +15,8 @@ from ..solvers.data import SolverData, weights_in
 from ..solvers.interactions import expand, split_weights
 
 # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
-# precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01).
+# precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01); 0.3
+# lost 1-3.6 test F1 on three MIL sets (docs/model_selection.md, "Debiasing").
 RANKING_TOL = 0.1
 
 
