@@ -62,13 +62,13 @@ class PathScoring:
     interactions: bool = False   # budgeted paths also select products of feature pairs (StructSVM's interactions)
 
 
-def fold_path(X, y, fold, C, budget, scoring, carry=None, data=None):
+def fold_path(X, y, fold, C, budget, scoring, carry=None, fold_data=None):
     """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``:
     :class:`FoldPath` run to ``scoring.solver.max_outer`` points.
 
     ``carry`` (unbudgeted cells): a list of cutting planes (coef, delta) of an earlier fit on the same
     fold, which start this fit's working set -- a plane is a valid cut at any C -- and which is then
-    replaced by this fit's planes (see :func:`unbudgeted_chain`). ``data``: the fold's
+    replaced by this fit's planes (see :func:`unbudgeted_chain`). ``fold_data``: the fold's
     :class:`FoldData`, when shared with other cells.
 
     Returns (scores, n_features, seconds, certified): one score and feature count per path point (a
@@ -77,7 +77,7 @@ def fold_path(X, y, fold, C, budget, scoring, carry=None, data=None):
     solution). The solves do not warn each: the search reports uncertified candidates once
     (:meth:`StructSVMCV.refit_best`).
     """
-    task = FoldPath(X, y, fold, C, budget, scoring, carry, data)
+    task = FoldPath(X, y, fold, C, budget, scoring, carry, fold_data)
     return task.advance(scoring.solver.max_outer)
 
 
@@ -109,20 +109,20 @@ class FoldPath:
     path to a number of points and scores them; called again with a larger number it continues where
     it stopped. Successive halving's surviving candidates continue their paths this way instead of
     starting them over (the points are the same: a path's first points do not depend on its length).
-    ``data``: the fold's :class:`FoldData` when the caller shares it between cells."""
+    ``fold_data``: the fold's :class:`FoldData` when the caller shares it between cells."""
 
-    def __init__(self, X, y, fold, C, budget, scoring, carry=None, data=None):
+    def __init__(self, X, y, fold, C, budget, scoring, carry=None, fold_data=None):
         t0 = time.perf_counter()
         self.fold, self.scoring, self.carry = fold, scoring, carry
         loss, solver = scoring.loss, scoring.solver
-        data = FoldData(X, y, fold, scoring) if data is None else data
-        self.X_tr, self.X_te, self.X_cut = data.X_tr, data.X_te, data.X_cut
-        self.y_pm, self.y_test = data.y_pm, data.y_test
+        fold_data = FoldData(X, y, fold, scoring) if fold_data is None else fold_data
+        self.X_tr, self.X_te, self.X_cut = fold_data.X_tr, fold_data.X_te, fold_data.X_cut
+        self.y_pm, self.y_test = fold_data.y_pm, fold_data.y_test
         self.m = m = self.X_tr.shape[1]
         groups = scoring.groups if scoring.groups is None or fold.columns is None else scoring.groups[fold.columns]
         penalty = penalty_for(budget, groups).restricted(m, solver.max_features)
         ranking = replace(solver, tol=max(solver.tol, RANKING_TOL))
-        self.data, self.inputs, prepared = self.X_tr, None, data.solver_data
+        self.data, self.inputs, prepared = self.X_tr, None, fold_data.solver_data
         if scoring.interactions and budget is not None:      # the budget counts features and their products
             self.data, self.inputs = expand(self.X_tr)
             prepared = self.data
@@ -177,15 +177,15 @@ class FoldPath:
                 certified)
 
 
-def unbudgeted_chain(X, y, fold, Cs, scoring, data=None):
+def unbudgeted_chain(X, y, fold, Cs, scoring, fold_data=None):
     """:func:`fold_path` of the unbudgeted cell at each C of ``Cs`` on one fold, in increasing C, each
     fit starting from the previous one's planes; the outputs in the order of ``Cs``. A fit at C
     warm-started from the planes at the next smaller C needs fewer new ones (R8 "earn", one fold's
     four C: 1.59 -> 0.80 s)."""
     carry, out = [], {}
-    data = FoldData(X, y, fold, scoring) if data is None else data
+    fold_data = FoldData(X, y, fold, scoring) if fold_data is None else fold_data
     for C in sorted(Cs):
-        out[C] = fold_path(X, y, fold, C, None, scoring, carry, data)
+        out[C] = fold_path(X, y, fold, C, None, scoring, carry, fold_data)
     return [out[C] for C in Cs]
 
 

@@ -427,14 +427,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ``live`` (task index -> FoldPath) from an earlier rung; every cell of a fold uses its
         :class:`FoldData` kept in ``shared`` (fold -> FoldData)."""
         f, C, B = tasks[job[0]]
-        data = shared.get(f)
-        if data is None:
-            data = shared[f] = FoldData(X, y, fold_tasks[f], scoring)
+        fold_data = shared.get(f)
+        if fold_data is None:
+            fold_data = shared[f] = FoldData(X, y, fold_tasks[f], scoring)
         if B is None:
-            return unbudgeted_chain(X, y, fold_tasks[f], [tasks[i][1] for i in job], scoring, data)
+            return unbudgeted_chain(X, y, fold_tasks[f], [tasks[i][1] for i in job], scoring, fold_data)
         task = live.get(job[0])
         if task is None:
-            task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring, data=data)
+            task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring, fold_data=fold_data)
         return [task.advance(max_outer)]
 
     def _survivors(self, table, cells, alive):

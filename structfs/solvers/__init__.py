@@ -4,12 +4,11 @@ A :class:`Solver` holds the settings; ``Solver.path(X, y, loss, C, penalty, bias
 after each generated feature group and ``Solver.solve`` runs it to the end. The regulariser is a
 penalty object (:mod:`structfs.solvers.penalties`).
 """
-from .data import SolverData, occurring_columns, select_columns
+from .data import occurring_columns, select_columns
 from .feature_generation import Solver, SolverPath, SolverResult, solve
 from .objective import ksupport_sq, primal_objective
 from .path import PathRefitter, refit_path
 from .penalties import BSupport, GroupBSupport, SquaredL2, penalty_for
 
 __all__ = ["Solver", "SolverPath", "SolverResult", "solve", "refit_path", "PathRefitter", "BSupport", "GroupBSupport",
-           "SquaredL2", "penalty_for", "SolverData", "select_columns", "occurring_columns", "ksupport_sq",
-           "primal_objective"]
+           "SquaredL2", "penalty_for", "select_columns", "occurring_columns", "ksupport_sq", "primal_objective"]
