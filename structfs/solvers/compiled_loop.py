@@ -29,8 +29,8 @@ from .cutting_plane import _STALL, LINE_SEARCH_EVALS, MU, _ratio_terms, inner_so
 from .data import compressed_dot
 from .penalties import BSupport, SquaredL2
 from .plane_store import DensePlanes
-from .qcqp_ipm import ipm_master
-from .simplex_qp import feasible_start, simplex_qp
+from .qcqp_ipm import ipm_master, plane_weights
+from .simplex_qp import feasible_start, simplex_point, simplex_qp
 
 _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
 # What ``Loss.jit_oracle`` must be: (y, s, params) -> (coef, delta), float64 C-contiguous vectors. The loop
@@ -321,12 +321,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                 for j in range(K):
                     full[t, i, j] = grams[t, i, j] + bias2 * coef_sum[i] * coef_sum[j]
         if T == 1:
-            x = np.zeros(K + 1)
-            x[:K] = np.maximum(abar[:K], 0.0)
-            total = x[:K].sum()
-            if total > 1.0:
-                x[:K] /= total
-            x[K] = max(0.0, 1.0 - x[:K].sum())
+            x = simplex_point(abar[:K])
             simplex_qp(C * full[0], delta[:K], x, qp_tol, 200_000)
             abar[:K] = x[:K]
             mu[0] = 1.0
@@ -343,11 +338,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             # Not converged within its iterations, the method's point is still feasible (interior):
             # its value is a valid lower bound and its plane weights a valid direction, only a less
             # accurate master -- where the Python loop calls ECOS (20x the cost) for this one master.
-            x = np.maximum(x, 0.0)
-            x[x < 1e-12 * x.max()] = 0.0
-            if x.sum() > 1.0:
-                x /= x.sum()
-            abar[:K] = x
+            abar[:K] = plane_weights(x)
             mu[:T] = _normalised(lam_q)
         quad = -np.inf
         for t in range(T):

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _defaults
-from .qcqp_ipm import ipm_master
+from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import solve_simplex_qp
 
 
@@ -194,13 +194,7 @@ def solve_master_ipm(grams, delta, C, gap_tol):
         return None, "cholesky"
     if not converged or not np.isfinite(x).all():
         return None, f"not converged in {iterations} iterations"
-    abar = np.clip(x, 0.0, None)
-    # Interior points never reach the bound: planes at 1e-12 of the largest weight are inactive ones
-    # (zeroing them keeps the point feasible and lets the caller skip them).
-    abar[abar < 1e-12 * abar.max(initial=0.0)] = 0.0
-    if abar.sum() > 1.0:
-        abar /= abar.sum()
-    return MasterSolution(abar, normalise_weights(lam_q), np.nan, "ipm"), "optimal"
+    return MasterSolution(plane_weights(x), normalise_weights(lam_q), np.nan, "ipm"), "optimal"
 
 
 def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None,

@@ -81,6 +81,20 @@ def _cholesky_solve(L, b, out):
 
 
 @njit(cache=True)
+def plane_weights(x):
+    """An interior-point answer ``x`` as plane weights on the capped simplex: clipped at 0, planes at
+    1e-12 of the largest weight set to 0 (interior points never reach the bound: these are the
+    inactive ones, and zeroing them keeps the point feasible and lets the caller skip them), and
+    scaled to sum 1 if above."""
+    abar = np.maximum(x, 0.0)
+    if abar.shape[0]:
+        abar[abar < 1e-12 * abar.max()] = 0.0
+    if abar.sum() > 1.0:
+        abar /= abar.sum()
+    return abar
+
+
+@njit(cache=True)
 def ipm_master(Gs, delta, C, gap_tol, max_iter):
     """Solve the scaled master; returns (x, mu, iterations, converged).
 

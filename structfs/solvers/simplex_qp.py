@@ -214,18 +214,30 @@ def simplex_qp(Q, b, x, tol, max_iter):
     return gap, steps
 
 
-def feasible_start(x0, K):
-    """The simplex point (length K + 1, slack last) a warm start ``x0`` (length K, or None) gives."""
+@njit(cache=True)
+def simplex_point(x0):
+    """The simplex point (length K + 1, slack last) of plane weights ``x0`` (length K): clipped at 0,
+    scaled to sum at most 1, the slack taking the rest."""
+    K = x0.shape[0]
     x = np.zeros(K + 1)
-    if x0 is None:
-        x[K] = 1.0
-        return x
-    x[:K] = np.clip(x0, 0.0, None)
+    x[:K] = np.maximum(x0, 0.0)
     total = x[:K].sum()
     if total > 1.0:
         x[:K] /= total
     x[K] = max(0.0, 1.0 - x[:K].sum())
     return x
+
+
+def feasible_start(x0, K):
+    """The simplex point (length K + 1, slack last) a warm start ``x0`` (length K, or None) gives."""
+    if x0 is None:
+        x = np.zeros(K + 1)
+        x[K] = 1.0
+        return x
+    x0 = np.ascontiguousarray(x0, dtype=np.float64)
+    if x0.shape != (K,):
+        raise ValueError(f"x0 has shape {x0.shape}, expected ({K},): one weight per plane.")
+    return simplex_point(x0)
 
 
 def solve_simplex_qp(Q, b, x0=None, tol=1e-10, max_iter=200_000):
