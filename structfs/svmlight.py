@@ -4,14 +4,17 @@ Parsing is scikit-learn's (``load_svmlight_file``, compiled): a line is a label,
 token ``qid...:value`` (ignored), then ``index:value`` pairs with increasing indices from 1, the label,
 indices and values as Python's ``float``/``int`` read them; ``#`` starts a comment. What it accepts
 silently (NaN and infinite values) or reports without a place (unsorted or repeated indices, an index
-beyond 2^31 - 1) is refused here with the file and line number: a file is either read exactly or
-refused with one line saying where.
+beyond 2^31 - 1) is refused here with the file and line number, and so is a value beyond
+``MAX_ABS_VALUE`` (1e100) in magnitude, which no estimator accepts: a file is either read exactly or
+refused with one line saying where, by the whole-file reader and the chunked one alike.
 """
 import io
 import math
 import os
 
 import numpy as np
+
+from ._validation import MAX_ABS_VALUE
 
 __all__ = ["load_svmlight", "svmlight_chunks"]
 
@@ -27,12 +30,12 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
         raise ValueError(f"no such file: {path}")
     try:
         X, y = load_svmlight_file(path, n_features=n_features, zero_based=False, dtype=dtype)
+        error = _value_problem(X, y)
     except (ValueError, OverflowError) as exc:
+        error = exc
+    if error:
         with open(path, "rb") as fh:
-            raise ValueError(f"{path}: {first_problem(fh, 1) or exc}") from None
-    if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
-        with open(path, "rb") as fh:
-            raise ValueError(f"{path}: {first_problem(fh, 1) or 'a value is not finite'}")
+            raise ValueError(f"{path}: {first_problem(fh, 1) or error}") from None
     return X, y
 
 
@@ -55,16 +58,23 @@ def svmlight_chunks(path, chunk_bytes, dtype=np.float64):
             where = f"{path}, lines {line}-{line + n_lines - 1}"
             try:
                 X, y = load_svmlight_file(io.BytesIO(piece), n_features=MAX_INDEX, zero_based=False, dtype=dtype)
-                ok = np.isfinite(X.data).all() and np.isfinite(y).all()
+                error = _value_problem(X, y)
             except (ValueError, OverflowError) as exc:
-                ok, error = False, exc
-            else:
-                error = "a value is not finite"
-            if not ok:
+                error = exc
+            if error:
                 raise ValueError(f"{path}: {first_problem(io.BytesIO(piece), line) or error}")
             if X.shape[0]:
                 yield X, y, where
             line += n_lines
+
+
+def _value_problem(X, y):
+    """What the parser accepted but a reader refuses (one rule for both readers), or None."""
+    if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
+        return "a value is not finite"
+    if X.data.size and np.max(np.abs(X.data)) > MAX_ABS_VALUE:
+        return f"a value is beyond {MAX_ABS_VALUE:g} in magnitude"
+    return None
 
 
 def first_problem(fh, first_line):
@@ -113,4 +123,7 @@ def _line_problem(body):
             return f"the value {value!r} of feature {index} is not a number"
         if not math.isfinite(number):
             return f"the value {value!r} of feature {index} is not finite"
+        if abs(number) > MAX_ABS_VALUE:
+            return (f"the value {value!r} of feature {index} is beyond {MAX_ABS_VALUE:g} in magnitude "
+                    "(scale the features)")
     return None

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from structfs import OneVsRestStructSVM, StructSVM, load_model, save_model
 from structfs.shards import ShardedMatrix, svmlight_to_shards, write_shards
+from structfs._validation import MAX_ABS_VALUE
 from structfs.svmlight import load_svmlight
 
 pytestmark = pytest.mark.slow
@@ -62,7 +63,7 @@ def _reference(text):
                 number = float(value)
             except ValueError:
                 return None
-            if not math.isfinite(number):
+            if not math.isfinite(number) or abs(number) > MAX_ABS_VALUE:
                 return None
             pairs[last] = number
         rows.append((label, pairs))

@@ -211,3 +211,17 @@ def test_a_group_budget_trains_from_shards_as_in_memory(tmp_path):
     shards = StructSVM(C=100.0, budget=2, groups=groups, max_outer=3).fit(disk, disk.y)
     assert np.array_equal(memory.selected_groups_, shards.selected_groups_)
     assert shards.objective_ == pytest.approx(memory.objective_, rel=1e-9)
+
+
+@pytest.mark.parametrize("value", ["1e125", "-3e101"])
+def test_both_svmlight_readers_refuse_a_value_no_estimator_takes(tmp_path, value):
+    """The whole-file reader and the chunked one apply one rule: a value beyond 1e100 is refused by both,
+    naming the line (a fuzz run found the first accepting what the second refused)."""
+    from structfs.svmlight import load_svmlight
+
+    path = tmp_path / "big.svm"
+    path.write_text(f"1 1:0.5\n-1 2:{value}\n")
+    with pytest.raises(ValueError, match="line 2: .*beyond 1e\\+100"):
+        load_svmlight(path)
+    with pytest.raises(ValueError, match="line 2: .*beyond 1e\\+100"):
+        svmlight_to_shards(path, tmp_path / "d")
