@@ -1,12 +1,47 @@
-"""numba's ``njit`` with its on-disk cache where one can be kept.
+"""numba's ``njit`` with its on-disk cache where one can be kept, and the notice of a first compilation.
 
 ``cache=True`` makes numba look for a writable cache directory when a function is decorated, that is
 when structfs is imported; where there is none (a read-only installation and no writable home or
 ``NUMBA_CACHE_DIR``) numba raises, and ``import structfs`` would fail. Here the function is then
 compiled without a cache: every process compiles it again, but everything works.
 """
+import sys
+
 import numba
 import numpy as np
+from numba.core import event
+from numba.core.registry import CPUDispatcher
+
+# What the first compilation costs on two cores (``structfs compile`` on an empty cache: 90 s), said in the
+# notice so that a user waits knowingly.
+COMPILE_MINUTES = "one to two minutes"
+
+
+class _CompileNotice(event.Listener):
+    """Prints one line to stderr when a structfs kernel is compiled rather than loaded from numba's disk
+    cache (numba fires ``numba:compile`` on cache misses only): after installing, the first fit would
+    otherwise be silent for a minute or more."""
+
+    announced = False
+
+    def on_start(self, ev):
+        if _CompileNotice.announced:
+            return
+        dispatcher = ev.data.get("dispatcher")
+        # object-mode blocks (numba.objmode) are compiled at every process's first call, in no time: not news
+        if not isinstance(dispatcher, CPUDispatcher):
+            return
+        if getattr(dispatcher.py_func, "__module__", "").startswith("structfs."):
+            _CompileNotice.announced = True
+            print(f"structfs: compiling its numba kernels, once after installing ({COMPILE_MINUTES} on 2 cores); "
+                  "later runs load them from numba's cache. `structfs compile` does it ahead.",
+                  file=sys.stderr, flush=True)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", _CompileNotice())
 
 
 def njit(*signature, **options):

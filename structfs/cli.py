@@ -1,4 +1,4 @@
-"""The ``structfs`` command line: train / predict / evaluate / path / demo.
+"""The ``structfs`` command line: train / predict / evaluate / path / demo / compile.
 
 SVMperf users find svm_perf_learn's options where they mean the same (-c, -l, --b, --p, -e, -v);
 errors are one line on stderr and a non-zero exit, never a traceback.
@@ -33,6 +33,14 @@ def _demo(args):
     from .demo import run
 
     return run(jobs=args.jobs, plot=args.plot)
+
+
+def _compile(args):
+    from .warmup import compile_kernels
+
+    print(f"structfs {__version__}: compiling the numba kernels (or loading them from numba's cache)...", flush=True)
+    print(f"done in {compile_kernels():.1f} s")
+    return 0
 
 
 def read_svmlight(path, n_features=None):
@@ -435,6 +443,9 @@ def build_parser():
     demo.add_argument("-j", "--jobs", type=int, default=-1, help="parallel CV fits (joblib n_jobs; default: all cores)")
     demo.add_argument("--plot", default="structfs-demo.png", help="PNG to write ('' for none)")
     demo.set_defaults(func=_demo)
+    compile_ = sub.add_parser("compile", help="compile structfs's numba kernels now (once after installing, one to "
+                                              "two minutes), so that the first fit starts warm")
+    compile_.set_defaults(func=_compile)
 
     def learning_options(p):
         p.add_argument("-c", dest="C", type=float, default=None,

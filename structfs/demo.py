@@ -85,6 +85,12 @@ def run(jobs=-1, plot="structfs-demo.png"):
           f"{X.shape[1]} pixels, {len(y_tr)} training and {len(y_te)} test images. Every model chooses its "
           "settings by 3-fold CV on F1 (the baselines' C among "
           f"{', '.join(f'{c:g}' for c in BASELINE_CS)}); macro-F1 on the test images.\n")
+    from .warmup import compile_kernels, kernels_cached
+
+    if not kernels_cached():             # compiled here, once, in this process: the workers load the cache
+        print("Compiling structfs's numba kernels first, once after installing (one to two minutes on 2 cores; not "
+              "counted in the table)...", flush=True)
+        print(f"compiled in {compile_kernels():.0f} s.\n", flush=True)
     rows, fitted = [], {}
     for name, factory in _models().items():
         t0 = time.perf_counter()

@@ -371,3 +371,10 @@ def test_predict_prints_svm_perf_classifys_report_when_the_labels_are_known(digi
     assert main(["predict", "-v", "0", str(digits_files["bin.test"]), str(model), str(tmp_path / "q.txt")]) == 0
     assert capsys.readouterr().out == ""
     assert (tmp_path / "p.txt").read_text() == (tmp_path / "q.txt").read_text()
+
+
+def test_compile_warms_the_kernels_and_says_how_long(capsys):
+    from structfs.warmup import kernels_cached
+
+    assert main(["compile"]) == 0
+    assert "done in" in capsys.readouterr().out and kernels_cached()

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from structfs import OneVsRestStructSVM, StructSVM, load_model, save_model
-from structfs.shards import ShardedMatrix, svmlight_to_shards, write_shards
 from structfs._validation import MAX_ABS_VALUE
+from structfs.shards import ShardedMatrix, svmlight_to_shards, write_shards
 from structfs.svmlight import load_svmlight
 
 pytestmark = pytest.mark.slow

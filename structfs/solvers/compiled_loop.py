@@ -18,7 +18,9 @@ Where the method fails outright (no factorisation, a non-finite answer) the loop
 back at the start of the iteration and the Python loop continues.
 """
 import functools
+import os
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import types
@@ -292,6 +294,16 @@ def _compiled_loop():
     type; a MIL search makes hundreds of solves of a few hundred microseconds each)."""
     dispatcher = njit(_LOOP_ARGS, cache=True)(_loop)
     return dispatcher.overloads[dispatcher.signatures[0]].entry_point
+
+
+def loop_is_cached():
+    """Whether this process has the loop, or numba's disk cache holds it (else its first use compiles)."""
+    if _compiled_loop.cache_info().currsize:
+        return True
+    try:
+        return os.path.exists(numba.njit(cache=True)(_loop)._cache._cache_file._index_path)
+    except AttributeError:           # a numba with another cache layout: assume the worst
+        return False
 
 
 def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, budget, by_values,

@@ -1,0 +1,41 @@
+"""Compile structfs's numba kernels ahead of the first fit (``structfs compile``).
+
+numba compiles a kernel at its first call and keeps the machine code in its on-disk cache, so only the
+first process after installing pays (one to two minutes on two cores); the notice printed then says so. This
+module runs the fits that reach the kernels a fit uses -- every built-in loss with and without a budget,
+and a small search -- on a tiny problem, so that a first real fit, a demo or a benchmark starts warm.
+"""
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["compile_kernels", "kernels_cached"]
+
+
+def kernels_cached():
+    """Whether numba's disk cache holds the compiled inner loop (the bulk of the compilation): False means
+    the first fit of this process compiles."""
+    from .solvers.compiled_loop import loop_is_cached
+
+    return loop_is_cached()
+
+
+def compile_kernels():
+    """Run tiny fits that compile (or load from numba's cache) the kernels of the common fits; return
+    the seconds it took."""
+    from .estimators import StructSVM
+    from .losses import LOSSES
+    from .model_selection import StructSVMCV
+
+    start = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 12))
+    y = (X[:, 0] + 0.5 * rng.normal(size=300) > 1.0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for loss in LOSSES:
+            for budget in (None, 2):
+                StructSVM(loss=loss, C=10.0, budget=budget).fit(X, y)
+        StructSVMCV(loss="f1", n_jobs=1).fit(X, y)
+    return time.perf_counter() - start
