@@ -67,10 +67,12 @@ def _sparse_weights(model):
 
 
 def _record(model, X_test):
-    """What a fit is checked by: its certificate, its weights (sparse) and test decisions."""
+    """What a fit is checked by: its certificate, its weights (sparse; not kept for the thousands of an
+    unbudgeted text model, whose decisions say as much) and test decisions."""
+    weights = _sparse_weights(model)
     return {"objective": float(model.objective_), "lower_bound": float(model.lower_bound_),
             "C": float(model.C), "budget": model.budget, "bias": float(model.bias),
-            "intercept": float(model.intercept_[0]), "weights": _sparse_weights(model),
+            "intercept": float(model.intercept_[0]), "weights": weights,
             "decisions": model.decision_function(X_test[:N_DECISIONS]).tolist(),
             "x_norms": _x_tilde_norms(X_test, float(model.bias))}      # of the data, not recorded
 
@@ -134,7 +136,7 @@ def _check_fit(key, record, got, loss=None, data=None):
         excess = np.abs(np.subtract(got["decisions"], record["decisions"])) - bound
         assert excess.max() <= 0, f"{key}: a decision moved {excess.max():.3g} beyond its certified bound"
         return
-    weights = {int(j): v for j, v in record["weights"].items()}
+    weights = {int(j): v for j, v in (record["weights"] or {}).items()}
     if not weights:
         return
     margin = min(abs(v) for v in weights.values()) - reach
@@ -148,7 +150,10 @@ def _compare(name, fits, data=None):
     if REGENERATE:
         GOLDEN.mkdir(exist_ok=True)
         for record in fits.values():
-            (record.get("final") or record).pop("x_norms")
+            record = record.get("final") or record
+            record.pop("x_norms")
+            if len(record["weights"]) > 1000:
+                record["weights"] = None
         path.write_text(json.dumps(fits, indent=0, sort_keys=True) + "\n")
         pytest.skip(f"regenerated {path}")
     golden = json.loads(path.read_text())
