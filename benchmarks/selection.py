@@ -71,7 +71,7 @@ def collect_mil(args, out):
             l1 = miles_baseline(emb.transform(tr), y_tr)
             base = (f1(y_te, l1.decision_function(emb.transform(te))), int(np.count_nonzero(l1.best_estimator_.coef_)))
             cv = StructSVMCV(loss="f1", budgets=args.budgets or MIL_BUDGETS, cv=args.cv, scale_C=args.scale_c,
-                             n_iter_no_change=args.n_iter_no_change)
+                             n_iter_no_change=args.n_iter_no_change, halving_factor=None)   # every path whole
             D = emb.min_sq_distances(tr)
             D_all = np.vstack([D, emb.min_sq_distances(te)])
             y_all = np.concatenate([y_tr, y_te])
@@ -97,7 +97,7 @@ def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
     t0 = time.perf_counter()
     base = {m: (f1(yte, est.decision_function(Xte)), int(np.count_nonzero(est.coef_)))
             for m, (est, _) in linear_baselines(Xtr, ytr).items()}
-    cv = StructSVMCV(loss="f1", **cv_params)
+    cv = StructSVMCV(loss="f1", halving_factor=None, **cv_params)     # every path whole: rules replay on them
     classes = np.unique(ytr)
     folds = cv.folds(ytr)
     table = cv.search(Xtr, ytr, classes, folds)
@@ -220,6 +220,36 @@ def rule_one_se_path(rows):
     return min(ok, key=lambda i: rows[i]["n_features"])
 
 
+def _within_noise(rows, paired):
+    """Positions of the candidates within one standard error of the shipped rule's pick: of the pick's
+    fold scores (glmnet's lambda.1se), or ``paired``: of the fold-wise differences to the pick."""
+    smoothed = _shipped_scores(rows)
+    best = rule_smooth(rows)
+    folds = np.array([r["folds"] for r in rows])
+    k = folds.shape[1]
+    if paired:
+        diff = folds[best] - folds
+        se = diff.std(axis=1, ddof=1) / np.sqrt(k)
+        return [i for i in range(len(rows)) if smoothed[best] - smoothed[i] <= se[i]]
+    se = folds[best].std(ddof=1) / np.sqrt(k)
+    return [i for i in range(len(rows)) if smoothed[i] >= smoothed[best] - se]
+
+
+def _simplest(rows, idx):
+    """The smallest C, then the fewest features, among ``idx``."""
+    return min(idx, key=lambda i: (rows[i]["C"], rows[i]["n_features"]))
+
+
+def rule_one_se_smaller_C(rows):
+    """Within one SE of the shipped pick (its fold scores' SE): the smallest C, then fewest features."""
+    return _simplest(rows, _within_noise(rows, paired=False))
+
+
+def rule_paired_se_smaller_C(rows):
+    """Within one paired SE (fold-wise differences) of the shipped pick: smallest C, then fewest features."""
+    return _simplest(rows, _within_noise(rows, paired=True))
+
+
 def rule_cell_mean(rows):
     """Choose the cell by its path's mean score (robust), then the length by max along it."""
     score = _mean(rows)
@@ -326,7 +356,8 @@ def _without(drop):
 RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, shrinking ends)": rule_smooth_shrink,
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer,
          "mean fold rank": rule_pooled_rank,
-         "1-SE along path": rule_one_se_path, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
+         "1-SE along path": rule_one_se_path, "1-SE, smallest C": rule_one_se_smaller_C,
+         "paired 1-SE, smallest C": rule_paired_se_smaller_C, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
          # another width than the default only when it is better by more than an SE
          "smooth, other sigma only if > 1 SE better": rule_sigma_default_unless_se,
          # cheaper grids and shorter paths for the shipped (smoothed) rule
@@ -383,6 +414,9 @@ def analyze(paths):
     for p in paths:
         for rec in map(json.loads, open(p)):
             key = _problem(rec)
+            if all(r["test"] <= 1.0 for r in rec["rows"]):      # path scores on 0-1, the baselines in percent
+                for r in rec["rows"]:
+                    r["test"] *= 100.0
             if key in seen:              # another grid's cells for the same problem: rows marked extra
                 seen[key]["rows"] += [dict(r, extra=True) for r in rec["rows"]]
             else:

@@ -398,4 +398,5 @@ def _search_widths(est, D, sigmas, split, threshold_loss=None, D_cut=None):
                            threshold_loss=threshold_loss, cut_X=cut_X)
         table["sigma"] = [sigma] * len(table["C"])
         tables.append(table)
-    return {k: sum((t[k] for t in tables), []) for k in tables[0]}
+    return {k: sum((t[k] for t in tables), []) if isinstance(tables[0][k], list) else tables[0][k]
+            for k in tables[0]}

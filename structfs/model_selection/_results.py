@@ -51,16 +51,41 @@ def path_smoothed_scores(table):
 
 
 def best_candidate(table):
-    """Index of the best path-smoothed mean score (:func:`path_smoothed_scores`); ties go to fewer
-    features, then to the smaller C. Candidates whose paths successive halving cut short (``pruned``)
-    lost to the others at a shorter length and are not chosen: the last point of a shortened path is
-    smoothed with itself in place of its successor."""
+    """Index of the chosen candidate under the table's ``selection`` rule (default "best").
+
+    "best": the best path-smoothed mean score (:func:`path_smoothed_scores`); ties go to fewer features,
+    then to the smaller C. "one_se": among the candidates within one standard error (over the folds) of
+    that best score -- :func:`within_one_se` -- the smallest C, then the fewest features: a difference
+    inside the folds' noise decides nothing, and the smaller C and the sparser model cost less to refit
+    and to use (the one-standard-error rule of cross-validated lasso paths). Candidates whose paths
+    successive halving cut short (``pruned``) lost to the others at a shorter length and are not chosen.
+    """
+    score = _eligible_scores(table)
+    C = np.asarray(table["C"], dtype=float)
+    n_features = np.asarray(table["n_features"], dtype=float)
+    best = int(np.lexsort((C, n_features, -score))[0])
+    if table.get("selection", "best") == "best":
+        return best
+    within = np.flatnonzero(within_one_se(table))
+    return int(within[np.lexsort((n_features[within], C[within]))[0]])
+
+
+def _eligible_scores(table):
+    """The path-smoothed scores, -inf for the candidates successive halving cut short (unless all were)."""
     score = path_smoothed_scores(table)
     pruned = np.asarray(table.get("pruned", np.zeros(len(score), dtype=bool)), dtype=bool)
-    if not pruned.all():
-        score = np.where(pruned, -np.inf, score)
-    order = np.lexsort((np.asarray(table["C"], dtype=float), np.asarray(table["n_features"]), -score))
-    return int(order[0])
+    return np.where(pruned, -np.inf, score) if not pruned.all() else score
+
+
+def within_one_se(table):
+    """Boolean mask of the candidates whose path-smoothed score is at least the best one's minus the
+    standard error of the best candidate's fold scores (std with ddof=1 over sqrt(folds))."""
+    score = _eligible_scores(table)
+    C = np.asarray(table["C"], dtype=float)
+    best = int(np.lexsort((C, np.asarray(table["n_features"], dtype=float), -score))[0])
+    folds = np.asarray(table["scores"], dtype=float)[best]
+    se = folds.std(ddof=1) / np.sqrt(folds.shape[0]) if folds.shape[0] > 1 else 0.0
+    return score >= score[best] - se
 
 
 def cv_results(table):
@@ -82,6 +107,8 @@ def cv_results(table):
         "mean_fit_time": np.asarray(table["fit_time"], dtype=float),
         "certified": np.asarray(table["certified"], dtype=bool),
         "pruned": np.asarray(table.get("pruned", np.zeros(len(mean), dtype=bool)), dtype=bool),
+        # the candidates the one-standard-error rule chooses among (selection="one_se")
+        "within_one_se": within_one_se(table),
     }
     for f in range(scores.shape[1]):
         results[f"split{f}_test_score"] = scores[:, f]
