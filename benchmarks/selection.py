@@ -357,7 +357,8 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer,
          "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "1-SE, smallest C": rule_one_se_smaller_C,
-         "paired 1-SE, smallest C": rule_paired_se_smaller_C, "cell by top-3 mean": rule_cell_mean, "sigma x1 only": rule_sigma1,
+         "paired 1-SE, smallest C": rule_paired_se_smaller_C, "cell by top-3 mean": rule_cell_mean,
+         "sigma x1 only": rule_sigma1,
          # another width than the default only when it is better by more than an SE
          "smooth, other sigma only if > 1 SE better": rule_sigma_default_unless_se,
          # cheaper grids and shorter paths for the shipped (smoothed) rule

@@ -40,7 +40,7 @@ from ._grid import (
     squared_norms,
 )
 from ._path import Fold, FoldData, FoldPath, PathScoring, _cut_at_best, _rows, fold_path, unbudgeted_chain
-from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores, within_one_se
+from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
 
 if TYPE_CHECKING:
@@ -193,8 +193,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         fold scores' std over sqrt(folds); ``cv_results_["within_one_se"]``), the smallest C, then the
         fewest features -- cheaper to refit and sparser, at no loss on text, but it lost F1 on every
         multiple-instance set, where a smaller C selects too few instances (the user guide's
-        model-selection page has the figures). Successive halving keeps every candidate within one
-        standard error of the rung's best, whichever the rule.
+        model-selection page has the figures).
     n_jobs : int or None, default=None
         (fold, C, budget) fits run in parallel through joblib.
     verbose : int or bool, default=0
@@ -450,19 +449,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     def _survivors(self, table, cells, alive):
         """The best ``1 / halving_factor`` of the candidates ``alive`` (positions in ``cells``) by the
-        best path-smoothed score of their path so far, and every one whose path has a point within one
-        standard error of the best so far: a candidate is not cut on a difference inside the folds'
-        noise (with 5% positive bags a fold's F1 moves by a bag, and the winners were cut)."""
+        best path-smoothed score of their path so far."""
         smoothed = path_smoothed_scores(table)
-        near = within_one_se(table)
-        best, keep = {}, set()
-        for key, score, close in zip(zip(table["C"], table["budget"]), smoothed, near):
+        best = {}
+        for key, score in zip(zip(table["C"], table["budget"]), smoothed):
             best[key] = max(best.get(key, -np.inf), score)
-            if close:
-                keep.add(key)
         ranked = sorted(alive, key=lambda c: -best[cells[c]])
-        top = set(ranked[:-(-len(alive) // self.halving_factor)])
-        return sorted(top | {c for c in alive if cells[c] in keep})
+        return sorted(ranked[:-(-len(alive) // self.halving_factor)])
 
     def _progress(self, total):
         """A context giving ``progress(task, output)`` for each finished fold path -- a progress bar
