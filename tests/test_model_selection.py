@@ -680,3 +680,11 @@ def test_a_bad_selection_rule_is_refused_before_any_work():
     X, y = _data(seed=3)
     with pytest.raises(ValueError, match="selection"):
         StructSVMCV(selection="1se").fit(X, y)
+
+
+def test_verbose_1_shows_the_bar_and_one_summary_line_not_the_solver_log(capsys):
+    X, y = _data(seed=3)
+    StructSVMCV(Cs=[100.0], budgets=[3, None], max_outer=3, verbose=1).fit(X, y)
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "StructSVMCV chose" in text and "[structfs] done" not in text and "best validation score" not in text

@@ -198,7 +198,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         (fold, C, budget) fits run in parallel through joblib.
     verbose : int or bool, default=0
         1: a progress bar of the search (fold paths done of all, elapsed, remaining; tqdm, in a terminal
-        or a notebook) and the refitted model's summary; 2: also a line per fold path. 0: silent.
+        or a notebook) and the refitted model's one-line summary; 2: also a line per fold path and the
+        refit's solver log (StructSVM's ``verbose=1``). 0: silent.
 
     Attributes
     ----------
@@ -569,7 +570,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
         max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
         refit = self.C_ if self.debias and self.budget_ is not None else None
-        self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit, verbose=self.verbose)
+        # the refit's solver log only from verbose 2: at 1 the bar and the one-line summary say enough
+        self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit,
+                                          verbose=max(int(self.verbose) - 1, 0))
         bias = float(self.bias)              # validated by the search
         self.bias_ = data_bias(bias, squared_norms(X)) if self._scales_to_data() else bias
         with config_context(assume_finite=True):        # X was checked by this search's fit
