@@ -60,29 +60,30 @@ def best_candidate(table):
     and to use (the one-standard-error rule of cross-validated lasso paths). Candidates whose paths
     successive halving cut short (``pruned``) lost to the others at a shorter length and are not chosen.
     """
-    score = _eligible_scores(table)
-    C = np.asarray(table["C"], dtype=float)
-    n_features = np.asarray(table["n_features"], dtype=float)
-    best = int(np.lexsort((C, n_features, -score))[0])
+    score, best = _best_score(table)
     if table.get("selection", "best") == "best":
         return best
+    C = np.asarray(table["C"], dtype=float)
+    n_features = np.asarray(table["n_features"], dtype=float)
     within = np.flatnonzero(within_one_se(table))
     return int(within[np.lexsort((n_features[within], C[within]))[0]])
 
 
-def _eligible_scores(table):
-    """The path-smoothed scores, -inf for the candidates successive halving cut short (unless all were)."""
+def _best_score(table):
+    """(eligible path-smoothed scores, index of the best): -inf for the candidates successive halving cut
+    short (unless all were); ties to fewer features, then to the smaller C."""
     score = path_smoothed_scores(table)
     pruned = np.asarray(table.get("pruned", np.zeros(len(score), dtype=bool)), dtype=bool)
-    return np.where(pruned, -np.inf, score) if not pruned.all() else score
+    if not pruned.all():
+        score = np.where(pruned, -np.inf, score)
+    C = np.asarray(table["C"], dtype=float)
+    return score, int(np.lexsort((C, np.asarray(table["n_features"], dtype=float), -score))[0])
 
 
 def within_one_se(table):
     """Boolean mask of the candidates whose path-smoothed score is at least the best one's minus the
     standard error of the best candidate's fold scores (std with ddof=1 over sqrt(folds))."""
-    score = _eligible_scores(table)
-    C = np.asarray(table["C"], dtype=float)
-    best = int(np.lexsort((C, np.asarray(table["n_features"], dtype=float), -score))[0])
+    score, best = _best_score(table)
     folds = np.asarray(table["scores"], dtype=float)[best]
     se = folds.std(ddof=1) / np.sqrt(folds.shape[0]) if folds.shape[0] > 1 else 0.0
     return score >= score[best] - se
