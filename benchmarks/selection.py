@@ -44,7 +44,7 @@ def test_paths(cv, X, y, n_train, table):
     for C, B in dict.fromkeys(zip(table["C"], table["budget"])):
         length = max(k for c, b, k in zip(table["C"], table["budget"], table["n_groups"]) if (c, b) == (C, B)) \
             if B is not None else 1
-        scores, n_feat, _, _ = fold_path(X, y, fold, C, B,
+        scores, n_feat, *_ = fold_path(X, y, fold, C, B,
                                          replace(scoring, solver=replace(scoring.solver, max_outer=length)))
         out[(C, B)] = (scores.tolist(), n_feat.tolist())
     return out

@@ -71,7 +71,7 @@ def test_fold_path_scores_each_point_on_the_validation_part():
 
     scorer = _LossScorer(get_loss("f1"))
     scoring = PathScoring(classes, get_loss("f1"), scorer, Solver.default(max_outer=5), debias=False)
-    scores, n_features, _, certified = fold_path(X, y, Fold(train, test), 100.0, 2, scoring)
+    scores, n_features, _, certified, _ = fold_path(X, y, Fold(train, test), 100.0, 2, scoring)
     y_pm = np.where(y[train] == 1, 1.0, -1.0)
     points = list(Solver.default(max_outer=5).path(X[train], y_pm, get_loss("f1"), 100.0, BSupport(2), 1.0))
     assert certified and len(scores) == len(points)
@@ -136,8 +136,9 @@ def test_cv_chooses_from_the_grid_refits_and_reports_results():
     assert (cv.C_, cv.budget_) in {(10.0, 1), (10.0, 3), (100.0, 1), (100.0, 3)}
     assert 1 <= cv.n_groups_ <= 4
     ref = StructSVM(C=cv.C_, budget=cv.budget_, max_outer=cv.n_groups_, refit=cv.C_).fit(X, y)
-    assert np.allclose(cv.coef_, ref.coef_) and np.allclose(cv.intercept_, ref.intercept_)
-    assert np.array_equal(cv.predict(X), ref.predict(X))
+    # the same model, its cut moved by the out-of-fold threshold (threshold="cv")
+    assert np.allclose(cv.coef_, ref.coef_) and np.allclose(cv.intercept_, ref.intercept_ - cv.threshold_)
+    assert np.array_equal(cv.decision_function(X) > 0, ref.decision_function(X) - cv.threshold_ > 0)
     assert set(cv.selected_features_) <= set(range(X.shape[1]))
 
 
@@ -688,3 +689,30 @@ def test_verbose_1_shows_the_bar_and_one_summary_line_not_the_solver_log(capsys)
     captured = capsys.readouterr()
     text = captured.out + captured.err
     assert "StructSVMCV chose" in text and "[structfs] done" not in text and "best validation score" not in text
+
+
+def test_a_candidate_moves_to_its_cross_validated_cut_only_where_that_beats_the_noise():
+    from structfs.losses import get_loss
+    from structfs.model_selection._path import rescore_at_cv_cuts
+
+    loss = get_loss("f1")
+    y_pm = np.tile([1.0, -1.0, -1.0, -1.0], 6)                      # 24 rows, 3 folds of 8
+    test_rows = [np.arange(f * 8, f * 8 + 8) for f in range(3)]
+    # candidate 0: every score below 0, positives above negatives (its own cut predicts nothing);
+    # candidate 1: its own cut already separates the classes
+    shifted = [np.where(y_pm[rows] > 0, -1.0, -3.0) for rows in test_rows]
+    good = [np.where(y_pm[rows] > 0, 1.0, -1.0) for rows in test_rows]
+    table = {"decisions": [shifted, good], "scores": [[0.0] * 3, [1.0] * 3]}
+    rescore_at_cv_cuts(table, y_pm, test_rows, loss)
+    assert -3.0 < table["cuts"][0] < -1.0 and table["scores"][0] == [1.0, 1.0, 1.0]
+    assert table["cuts"][1] == 0.0 and table["scores"][1] == [1.0] * 3
+
+
+def test_the_cut_by_cv_shifts_the_refitted_model_and_a_bad_threshold_is_refused():
+    X, y = _data(seed=3)
+    cv = StructSVMCV(Cs=[10.0], budgets=[None]).fit(X, y)
+    learned = StructSVMCV(Cs=[10.0], budgets=[None], threshold="learned").fit(X, y)
+    assert learned.threshold_ == 0.0
+    assert np.allclose(cv.decision_function(X), learned.decision_function(X) - cv.threshold_)
+    with pytest.raises(ValueError, match="threshold"):
+        StructSVMCV(threshold="tuned").fit(X, y)

@@ -6,7 +6,8 @@ def grid_results(cells, outputs, n_folds):
     """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
 
     A fold whose path ended earlier (its generation converged) keeps its last point for longer paths.
-    ``certified``: every fold's fit of the candidate's cell ended with its certificate.
+    ``certified``: every fold's fit of the candidate's cell ended with its certificate. ``decisions``
+    (where the paths kept them): every fold's decision values on its validation rows.
     """
     out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
     for c, cell in enumerate(cells):
@@ -20,6 +21,8 @@ def grid_results(cells, outputs, n_folds):
             out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
             out["fit_time"].append(np.mean([r[2] for r in runs]))
             out["certified"].append(all(r[3] for r in runs))
+            if runs[0][4] is not None:
+                out.setdefault("decisions", []).append([r[4][min(k, len(r[4]) - 1)] for r in runs])
     return out
 
 

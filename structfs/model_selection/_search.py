@@ -39,7 +39,18 @@ from ._grid import (
     grid_unit,
     squared_norms,
 )
-from ._path import Fold, FoldData, FoldPath, PathScoring, _cut_at_best, _rows, fold_path, unbudgeted_chain
+from ._path import (
+    Fold,
+    FoldData,
+    FoldPath,
+    PathScoring,
+    _cut_at_best,
+    _rows,
+    best_threshold,
+    fold_path,
+    rescore_at_cv_cuts,
+    unbudgeted_chain,
+)
 from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
 
@@ -95,7 +106,7 @@ class _Progress:
             import sys
 
             f, C, B = task
-            scores, n_features, seconds, _ = out
+            scores, n_features, seconds = out[:3]
             best = int(np.argmax(scores))
             self.bar.write(f"[structfs] fold {f}, C {C:.4g}, budget {B}: best validation score {scores[best]:.4f} "
                            f"after {best + 1} group(s), {n_features[best]} features, {seconds:.2f} s", file=sys.stderr)
@@ -194,6 +205,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         fewest features -- cheaper to refit and sparser, at no loss on text, but it lost F1 on every
         multiple-instance set, where a smaller C selects too few instances (the user guide's
         model-selection page has the figures).
+    threshold : {"cv", "learned"}, default="cv"
+        Where a contingency loss's model cuts (F1, F_beta, error, Prec@k..., a ``ContingencyLoss``).
+        "cv": the intercept is moved to the best cut of the loss's measure on the chosen candidate's
+        out-of-fold decision values (every training row scored by the fold model that did not train on
+        it; ``threshold_`` is the shift), as scikit-learn's ``TunedThresholdClassifierCV`` does -- the
+        structural SVM's own cut is optimal for its objective, not for the measure, and where the
+        classes overlap it predicts almost no positives. "learned": the structural SVM's own cut. The
+        default rests on the user guide's model-selection page.
     n_jobs : int or None, default=None
         (fold, C, budget) fits run in parallel through joblib.
     verbose : int or bool, default=0
@@ -206,6 +225,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     C_, budget_, n_groups_ : the chosen candidate (``n_groups_`` None without a budget)
     bias_ : float, the refitted model's bias feature (``bias``, times the rows' RMS norm with ``scale_C``)
     best_score_ : float, its mean validation score (unsmoothed; 0-1 for the structfs measures)
+    threshold_ : float, how far the refitted model's cut was moved (``threshold="cv"``; 0 otherwise):
+        its decision function is the learned one minus ``threshold_``
     cv_results_ : dict of arrays, one entry per (C, budget, n_groups) candidate, like GridSearchCV's
         (``params``, ``mean_test_score``, ``std_test_score``, ``smoothed_test_score``, ``rank_test_score``
         -- the order of the smoothed score, which the choice follows --, ``splitK_test_score``,
@@ -247,6 +268,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "halving_factor": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "debias": ["boolean"],
         "selection": [StrOptions({"one_se", "best"})],
+        "threshold": [StrOptions({"cv", "learned"})],
         "n_jobs": [numbers.Integral, None],
     }
 
@@ -257,7 +279,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
                  n_iter_no_change: int | None = 5, halving_factor: int | None = 3, debias: bool = True,
-                 selection: str = "best", master_solver: str = _defaults.MASTER_SOLVER,
+                 selection: str = "best", threshold: str = "cv", master_solver: str = _defaults.MASTER_SOLVER,
                  n_jobs: int | None = None, verbose: int = 0):
         self.loss = loss
         self.Cs = Cs
@@ -277,6 +299,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.halving_factor = halving_factor
         self.debias = debias
         self.selection = selection
+        self.threshold = threshold
         self.master_solver = master_solver
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -309,8 +332,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         solver = Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
                         max_features=self.max_features, master_solver=self.master_solver)
         groups = None if self.groups is None else np.asarray(self.groups)
+        keep_decisions = self.threshold == "cv" and loss.is_contingency and threshold_loss is None
         return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X,
-                           groups, bool(self.interactions))
+                           groups, bool(self.interactions), keep_decisions)
 
     def _scales_to_data(self):
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
@@ -353,10 +377,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         table_cells = [(C * unit, B) for C, B in cells]
         outputs, pruned = self._halving(X, y, fold_tasks, tasks, cells, table_cells, scoring)
-        table = grid_results(table_cells, outputs, len(folds))
+        table = self._scored(grid_results(table_cells, outputs, len(folds)), y, fold_tasks, scoring)
         cut = {table_cells[c] for c in pruned}
         table["pruned"] = [key in cut for key in zip(table["C"], table["budget"])]
         table["selection"] = self.selection
+        table["test_rows"] = tuple(test for _, test in folds)       # a tuple: one per fold, not per candidate
         return table
 
     def _halving(self, X, y, fold_tasks, tasks, cells, table_cells, scoring):
@@ -404,12 +429,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 for job, result in zip(jobs, results):
                     for i, out in zip(job, result):
                         if outputs[i] is not None:        # a longer run of the same path: its time adds up
-                            out = (*out[:2], out[2] + outputs[i][2], out[3])
+                            out = (*out[:2], out[2] + outputs[i][2], *out[3:])
                         outputs[i] = out
                         progress(tasks[i], out)
                 if rung >= max_outer:
                     break
-                survivors = self._survivors(grid_results(table_cells, outputs, n_folds), table_cells, alive)
+                scored = self._scored(grid_results(table_cells, outputs, n_folds), y, fold_tasks, scoring)
+                survivors = self._survivors(scored, table_cells, alive)
                 pruned |= {c for c in set(alive) - set(survivors) if capped(c, rung)}
                 pending = [f * len(cells) + c for f in range(n_folds) for c in survivors if capped(c, rung)]
                 if live is not None:               # the pruned candidates' paths are not continued
@@ -419,6 +445,16 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 rung = min(rung * self.halving_factor, max_outer)
                 progress.extend(len(pending))
         return outputs, pruned
+
+    def _scored(self, table, y, fold_tasks, scoring):
+        """The table with every candidate scored at the cut the refitted model will get
+        (:func:`rescore_at_cv_cuts`; ``threshold="cv"``, the loss's own measure as the scoring, a
+        contingency loss), so that a candidate is chosen for its direction, not for where its own cut
+        happens to fall."""
+        if scoring.keep_decisions and self.scoring is None:
+            y_pm = np.where(np.asarray(y) == scoring.classes[1], 1.0, -1.0)
+            rescore_at_cv_cuts(table, y_pm, [fold.test for fold in fold_tasks], scoring.loss)
+        return table
 
     @staticmethod
     def _job(X, y, fold_tasks, tasks, scoring, max_outer):
@@ -577,9 +613,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.bias_ = data_bias(bias, squared_norms(X)) if self._scales_to_data() else bias
         with config_context(assume_finite=True):        # X was checked by this search's fit
             self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y)
+        y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
+        self.threshold_ = 0.0
         if threshold_loss is not None:
-            y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
             _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X)
+        elif "decisions" in table and self.estimator_.selected_features_.size:
+            # the cut of the loss's measure on the chosen candidate's out-of-fold decision values
+            if "cuts" in table:
+                self.threshold_ = table["cuts"][best]
+            else:
+                rows = np.concatenate(table["test_rows"])
+                self.threshold_ = best_threshold(self._resolve()[0], y_pm[rows],
+                                                 np.concatenate(table["decisions"][best]))
+            self.estimator_.intercept_ = self.estimator_.intercept_ - self.threshold_
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
