@@ -71,7 +71,7 @@ def collect_mil(args, out):
             l1 = miles_baseline(emb.transform(tr), y_tr)
             base = (f1(y_te, l1.decision_function(emb.transform(te))), int(np.count_nonzero(l1.best_estimator_.coef_)))
             cv = StructSVMCV(loss="f1", budgets=args.budgets or MIL_BUDGETS, cv=args.cv, scale_C=args.scale_c,
-                             n_iter_no_change=args.n_iter_no_change, halving_factor=None)   # every path whole
+                             n_iter_no_change=args.n_iter_no_change, halving_factor=None, threshold="learned")
             D = emb.min_sq_distances(tr)
             D_all = np.vstack([D, emb.min_sq_distances(te)])
             y_all = np.concatenate([y_tr, y_te])
@@ -97,7 +97,8 @@ def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
     t0 = time.perf_counter()
     base = {m: (f1(yte, est.decision_function(Xte)), int(np.count_nonzero(est.coef_)))
             for m, (est, _) in linear_baselines(Xtr, ytr).items()}
-    cv = StructSVMCV(loss="f1", halving_factor=None, **cv_params)     # every path whole: rules replay on them
+    # every path whole, each at its own cut (the test paths are scored so): rules replay on them
+    cv = StructSVMCV(loss="f1", halving_factor=None, threshold="learned", **cv_params)
     classes = np.unique(ytr)
     folds = cv.folds(ytr)
     table = cv.search(Xtr, ytr, classes, folds)
@@ -126,7 +127,8 @@ def collect_r8(args, out):
     Xtr, Xte = vec.fit_transform(xtr), vec.transform(xte)
     for topic in sorted(set(ytr)):
         collect_text("r8", Xtr, (ytr == topic).astype(int), Xte, (yte == topic).astype(int), out,
-                     dict(max_features=100, cv=args.cv, n_iter_no_change=args.n_iter_no_change), split=topic)
+                     dict(max_features=args.max_features or None, cv=args.cv,
+                          n_iter_no_change=args.n_iter_no_change), split=topic)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -250,6 +252,19 @@ def rule_paired_se_smaller_C(rows):
     return _simplest(rows, _within_noise(rows, paired=True))
 
 
+def rule_one_se_unbudgeted_C(rows):
+    """The shipped pick; where it is unbudgeted, the smallest C among the unbudgeted candidates within
+    one SE of it (its fold scores' SE): budgeted paths (MIL's only kind) are untouched."""
+    best = rule_smooth(rows)
+    if rows[best]["budget"] is not None:
+        return best
+    smoothed = _shipped_scores(rows)
+    folds = np.array(rows[best]["folds"])
+    se = folds.std(ddof=1) / np.sqrt(folds.shape[0])
+    ok = [i for i, r in enumerate(rows) if r["budget"] is None and smoothed[i] >= smoothed[best] - se]
+    return min(ok, key=lambda i: rows[i]["C"])
+
+
 def rule_cell_mean(rows):
     """Choose the cell by its path's mean score (robust), then the length by max along it."""
     score = _mean(rows)
@@ -357,7 +372,8 @@ RULES = {"max (current)": rule_max, "smooth path (3)": rule_smooth, "smooth (3, 
          "smooth (5, shrinking ends)": rule_smooth5, "smooth, then fewest within SE/2": rule_smooth_fewer,
          "mean fold rank": rule_pooled_rank,
          "1-SE along path": rule_one_se_path, "1-SE, smallest C": rule_one_se_smaller_C,
-         "paired 1-SE, smallest C": rule_paired_se_smaller_C, "cell by top-3 mean": rule_cell_mean,
+         "paired 1-SE, smallest C": rule_paired_se_smaller_C, "1-SE over C, unbudgeted": rule_one_se_unbudgeted_C,
+         "cell by top-3 mean": rule_cell_mean,
          "sigma x1 only": rule_sigma1,
          # another width than the default only when it is better by more than an SE
          "smooth, other sigma only if > 1 SE better": rule_sigma_default_unless_se,
@@ -499,6 +515,7 @@ def main():
                                                  "two JSON-lines files of the same problems")
     parser.add_argument("--data", default=None, help="data directory (default: $STRUCTFS_DATA)")
     parser.add_argument("--splits", type=int, default=10)
+    parser.add_argument("--max-features", type=int, default=100, help="collect r8: the cap (0: none)")
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     parser.add_argument("--out", default=None, help="collect: output file (default /tmp/sel_<what>.jsonl)")
     parser.add_argument("--budgets", type=int, nargs="+", default=None,
