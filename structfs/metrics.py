@@ -118,7 +118,10 @@ def resolve_k(k: int | None, k_frac: float | None, n_pos: int, n: int, default_f
 def _top_k_hits(y, s, k):
     """Positives among the k highest scores; where the k-th score ties with others, the tied block
     counts its share (positives in the block x places left / block size): the expected count over
-    every order of the ties, so the measure never depends on the examples' order."""
+    every order of the ties, so the measure never depends on the examples' order. k >= n: all of them
+    (Rec@k allows k beyond n, where every example is among the top k)."""
+    if k >= s.shape[0]:
+        return float(np.count_nonzero(y > 0))
     threshold = np.partition(s, s.shape[0] - k)[s.shape[0] - k]
     above, tied = s > threshold, s == threshold
     n_above = int(np.count_nonzero(above))

@@ -80,3 +80,11 @@ def test_bad_input_names_the_argument():
         average_precision([-1, -1], [0.1, 0.2])
     with pytest.raises(ValueError, match="Unknown measure"):
         get_scorer("nope")
+
+
+@pytest.mark.parametrize("k", [4, 5, 6, 8, 100])
+def test_recall_at_k_beyond_n_finds_every_positive(k):
+    """k >= n puts every example among the top k: Rec@k is 100 %, never above (it returned 200 % at
+    k = 6 and 0 % or an error elsewhere)."""
+    y, s = np.array([1, 1, 1, -1]), np.array([3.0, 2.0, 1.0, 0.0])
+    assert recall_at_k(y, s, k=k) == 100.0

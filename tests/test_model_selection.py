@@ -716,3 +716,14 @@ def test_the_cut_by_cv_shifts_the_refitted_model_and_a_bad_threshold_is_refused(
     assert np.allclose(cv.decision_function(X), learned.decision_function(X) - cv.threshold_)
     with pytest.raises(ValueError, match="threshold"):
         StructSVMCV(threshold="tuned").fit(X, y)
+
+
+@pytest.mark.parametrize("params", [{}, {"budgets": [5]}])
+def test_constant_features_fit_a_model_instead_of_a_traceback(params):
+    """Every column the same constant: the budgeted paths have no group worth adding and end at the zero
+    model (they raised KeyError in successive halving, or an AxisError with budgets=[5])."""
+    y = np.array([0, 1] * 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = StructSVMCV(**params).fit(np.ones((20, 40)), y)
+    assert set(search.predict(np.ones((3, 40)))) <= {0, 1}

@@ -491,7 +491,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         best = {}
         for key, score in zip(zip(table["C"], table["budget"]), smoothed):
             best[key] = max(best.get(key, -np.inf), score)
-        ranked = sorted(alive, key=lambda c: -best[cells[c]])
+        ranked = sorted(alive, key=lambda c: -best.get(cells[c], -np.inf))      # a path may have no point
         return sorted(ranked[:-(-len(alive) // self.halving_factor)])
 
     def _progress(self, total):

@@ -217,6 +217,9 @@ class SolverPath:
     def __iter__(self):
         with blas_limited(self.solver.blas_threads):
             yield from self._unbudgeted() if self.penalty.budget is None else self._generate_groups()
+            if not self.points:           # certified at the start (no group worth adding): the zero model
+                self.points.append(self._point())
+                yield self.points[-1]
 
     def _unbudgeted(self):
         cols = np.arange(self.X.shape[1])
