@@ -110,7 +110,7 @@ def test_without_polish_the_path_is_the_same_but_its_last_point_and_costs_fewer_
 
 def test_cv_chooses_from_the_grid_refits_and_reports_results():
     X, y = _data(seed=3)
-    cv = StructSVMCV(Cs=[10.0, 100.0], budgets=[1, 3], max_outer=4, cv=3, selection="one_se").fit(X, y)
+    cv = StructSVMCV(Cs=[10.0, 100.0], budgets=[1, 3], max_outer=4, cv=3).fit(X, y)
     res = cv.cv_results_
     n = len(res["params"])
     for key in ("mean_test_score", "std_test_score", "rank_test_score", "split0_test_score", "split2_test_score",
@@ -118,15 +118,9 @@ def test_cv_chooses_from_the_grid_refits_and_reports_results():
         assert len(res[key]) == n
     best = int(np.argmax(res["smoothed_test_score"]))
     assert res["rank_test_score"][best] == 1
-    # the one-standard-error rule: the smallest C, then the fewest features, within one SE of the best
-    within = res["within_one_se"]
-    assert within[best] and within[cv.best_index_]
-    assert res["param_C"][cv.best_index_] == res["param_C"][within].min()
-    same_C = within & (res["param_C"] == res["param_C"][cv.best_index_])
-    assert res["mean_n_features"][cv.best_index_] == res["mean_n_features"][same_C].min()
-    assert cv.best_score_ == pytest.approx(res["mean_test_score"][cv.best_index_])
-    best_rule = StructSVMCV(Cs=[10.0, 100.0], budgets=[1, 3], max_outer=4, cv=3, selection="best").fit(X, y)
-    assert best_rule.best_index_ == int(np.argmax(best_rule.cv_results_["smoothed_test_score"]))
+    # a budgeted pick is the best score's under the one-standard-error rule too
+    assert cv.best_index_ == best and res["within_one_se"][best]
+    assert cv.best_score_ == pytest.approx(res["mean_test_score"][best])
     # the smoothed score is each path's 3-point moving average (ends repeated)
     C, B = res["param_C"][0], res["param_budget"][0]
     path = [i for i in range(n) if res["param_C"][i] == C and res["param_budget"][i] == B]
@@ -727,3 +721,14 @@ def test_constant_features_fit_a_model_instead_of_a_traceback(params):
         warnings.simplefilter("ignore")
         search = StructSVMCV(**params).fit(np.ones((20, 40)), y)
     assert set(search.predict(np.ones((3, 40)))) <= {0, 1}
+
+
+def test_an_unbudgeted_pick_is_the_smallest_C_within_one_standard_error():
+    X, y = _data(n=150, seed=4)
+    Cs = [0.3, 1.0, 3.0, 10.0, 30.0]
+    rule = StructSVMCV(Cs=Cs, budgets=[None]).fit(X, y)
+    best = StructSVMCV(Cs=Cs, budgets=[None], selection="best").fit(X, y)
+    res = rule.cv_results_
+    assert best.best_index_ == int(np.argmax(res["smoothed_test_score"]))
+    within = res["within_one_se"]
+    assert within[rule.best_index_] and rule.C_ == res["param_C"][within].min() and rule.C_ <= best.C_

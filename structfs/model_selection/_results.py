@@ -54,22 +54,24 @@ def path_smoothed_scores(table):
 
 
 def best_candidate(table):
-    """Index of the chosen candidate under the table's ``selection`` rule (default "best").
+    """Index of the chosen candidate under the table's ``selection`` rule (default "one_se").
 
     "best": the best path-smoothed mean score (:func:`path_smoothed_scores`); ties go to fewer features,
-    then to the smaller C. "one_se": among the candidates within one standard error (over the folds) of
-    that best score -- :func:`within_one_se` -- the smallest C, then the fewest features: a difference
-    inside the folds' noise decides nothing, and the smaller C and the sparser model cost less to refit
-    and to use (the one-standard-error rule of cross-validated lasso paths). Candidates whose paths
-    successive halving cut short (``pruned``) lost to the others at a shorter length and are not chosen.
+    then to the smaller C. "one_se": the same, except that where the best is an unbudgeted candidate,
+    the smallest C among the unbudgeted candidates within one standard error of it
+    (:func:`within_one_se`) -- C is then the one regularisation strength of one family of models, a
+    difference inside the folds' noise decides nothing, and the smaller C is the cheaper and more
+    regularised model (the one-standard-error rule of cross-validated lasso paths). Budgeted picks are
+    unchanged: there C also sets how many features a path can hold, and a smaller C lost F1 on every
+    multiple-instance set. Candidates whose paths successive halving cut short (``pruned``) lost to
+    the others at a shorter length and are not chosen.
     """
     score, best = _best_score(table)
-    if table.get("selection", "best") == "best":
+    if table.get("selection", "one_se") == "best" or table["budget"][best] is not None:
         return best
-    C = np.asarray(table["C"], dtype=float)
-    n_features = np.asarray(table["n_features"], dtype=float)
-    within = np.flatnonzero(within_one_se(table))
-    return int(within[np.lexsort((n_features[within], C[within]))[0]])
+    unbudgeted = np.array([b is None for b in table["budget"]])
+    within = np.flatnonzero(within_one_se(table) & unbudgeted)
+    return int(within[np.argmin(np.asarray(table["C"], dtype=float)[within])])
 
 
 def _best_score(table):

@@ -198,13 +198,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         B-support norm shrinks the weights it keeps; on R8 debiasing adds 1.5-3 F1 points. The
         refits along a path share their cutting planes; inside the folds they are solved to
         svm_perf's default precision (``tol`` 0.1, or ``tol`` if coarser), the final model to ``tol``.
-    selection : {"best", "one_se"}, default="best"
+    selection : {"one_se", "best"}, default="one_se"
         How the candidate is chosen from the cross-validated scores. "best": the best path-smoothed
-        score. "one_se": among the candidates within one standard error of it (the best candidate's
-        fold scores' std over sqrt(folds); ``cv_results_["within_one_se"]``), the smallest C, then the
-        fewest features -- cheaper to refit and sparser, at no loss on text, but it lost F1 on every
-        multiple-instance set, where a smaller C selects too few instances (the user guide's
-        model-selection page has the figures).
+        score. "one_se": the same, but where the best is unbudgeted, the smallest C among the unbudgeted
+        candidates within one standard error of it (the best candidate's fold scores' std over
+        sqrt(folds); ``cv_results_["within_one_se"]``) -- a difference inside the folds' noise decides
+        nothing, and the smaller C is the more regularised and cheaper model. Budgeted picks are the
+        best score's under both rules (there C also sets how many features a path holds, and smaller C
+        lost F1 on every multiple-instance set). The user guide's model-selection page has the figures.
     threshold : {"cv", "learned"}, default="cv"
         Where a contingency loss's model cuts (F1, F_beta, error, Prec@k..., a ``ContingencyLoss``).
         "cv": the intercept is moved to the best cut of the loss's measure on the chosen candidate's
@@ -279,7 +280,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
                  n_iter_no_change: int | None = 5, halving_factor: int | None = 3, debias: bool = True,
-                 selection: str = "best", threshold: str = "cv", master_solver: str = _defaults.MASTER_SOLVER,
+                 selection: str = "one_se", threshold: str = "cv", master_solver: str = _defaults.MASTER_SOLVER,
                  n_jobs: int | None = None, verbose: int = 0):
         self.loss = loss
         self.Cs = Cs
@@ -640,9 +641,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             import sys
 
             groups = "" if self.n_groups_ is None else f", {self.n_groups_} group(s)"
-            rule = ("the best cross-validated score" if self.selection == "best" else
-                    f"the one-standard-error rule: smallest C, then fewest features, of the "
-                    f"{int(self.cv_results_['within_one_se'].sum())} candidates within one SE of the best")
+            best_score_pick = int(self.cv_results_["rank_test_score"].argmin())
+            rule = ("the best cross-validated score" if best == best_score_pick else
+                    f"the one-standard-error rule: the smallest C of the unbudgeted candidates within one SE "
+                    f"of the best score (C = {self.cv_results_['param_C'][best_score_pick]:.4g})")
             print(f"[structfs] StructSVMCV chose C = {self.C_:.4g}, budget = {self.budget_}{groups} by {rule} "
                   f"(cross-validated score {self.best_score_:.4f} of {len(table['C'])} candidates); the refitted "
                   f"model uses {len(self.selected_features_)} features", file=sys.stderr)
