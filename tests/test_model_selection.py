@@ -732,3 +732,15 @@ def test_an_unbudgeted_pick_is_the_smallest_C_within_one_standard_error():
     assert best.best_index_ == int(np.argmax(res["smoothed_test_score"]))
     within = res["within_one_se"]
     assert within[rule.best_index_] and rule.C_ == res["param_C"][within].min() and rule.C_ <= best.C_
+
+
+def test_the_progress_bar_total_is_known_before_halving_starts(capsys):
+    """The bar's total is the plan of successive halving, set before the first path: it never grows (it
+    grew from 96% back to 73%), and where paths end before the plan it closes at what was run."""
+    import re
+
+    X, y = _data(n=200, m=40, informative=8, seed=3)
+    StructSVMCV(Cs=[3.0, 30.0, 300.0], budgets=[1, 2], max_outer=12, n_iter_no_change=None, halving_factor=3,
+                verbose=1).fit(X, y)
+    totals = [int(t) for t in re.findall(r"(\d+)/(\d+)", capsys.readouterr().err) for t in [t[1]]]
+    assert totals and all(later <= first for first, later in zip(totals, totals[1:]))

@@ -97,6 +97,9 @@ class _Progress:
 
     def __exit__(self, *exc):
         if self.bar is not None:
+            if exc[0] is None and self.bar.n < self.bar.total:   # halving ended paths before the plan
+                self.bar.total = self.bar.n
+                self.bar.refresh()
             self.bar.close()
 
     def __call__(self, task, out):
@@ -112,10 +115,6 @@ class _Progress:
                            f"after {best + 1} group(s), {n_features[best]} features, {seconds:.2f} s", file=sys.stderr)
         self.bar.update(1)
 
-    def extend(self, n):
-        if self.bar is not None and n:
-            self.bar.total += n
-            self.bar.refresh()
 
 
 class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
@@ -412,7 +411,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         budgeted_rows = sum(len(fold_tasks[f].train) for f, _, B in tasks if B is not None)
         live = {} if self.n_jobs in (None, 1) and budgeted_rows <= RESUME_MAX_ROWS else None
         shared = {}                    # fold -> FoldData, shared by its cells (serial searches, as live)
-        with self._progress(len(tasks)) as progress:
+        with self._progress(self._planned_paths(tasks, len(cells), rung, max_outer)) as progress:
             while pending:
                 # a fold's unbudgeted cells run as one job, over C, each fit warm-started (unbudgeted_chain)
                 chains = {}
@@ -444,7 +443,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     live = {i: task for i, task in live.items() if i in continued}
                 alive = survivors
                 rung = min(rung * self.halving_factor, max_outer)
-                progress.extend(len(pending))
         return outputs, pruned
 
     def _scored(self, table, y, fold_tasks, scoring):
@@ -495,10 +493,22 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ranked = sorted(alive, key=lambda c: -best.get(cells[c], -np.inf))      # a path may have no point
         return sorted(ranked[:-(-len(alive) // self.halving_factor)])
 
+    def _planned_paths(self, tasks, n_cells, rung, max_outer):
+        """The fold-path runs successive halving makes at most, known before it starts: every task at the
+        first rung, then the budgeted tasks of the surviving 1 / halving_factor of the cells at each later
+        rung (fewer where paths end on their own: the bar then closes at what was run)."""
+        n_folds = len(tasks) // n_cells
+        budgeted = sum(B is not None for _, _, B in tasks[:n_cells])
+        total, alive = len(tasks), n_cells
+        while self.halving_factor is not None and rung < max_outer:
+            alive = -(-alive // self.halving_factor)
+            total += n_folds * min(alive, budgeted)
+            rung = min(rung * self.halving_factor, max_outer)
+        return total
+
     def _progress(self, total):
-        """A context giving ``progress(task, output)`` for each finished fold path -- a progress bar
-        (verbose >= 1) and a line per fold path (verbose >= 2) -- and ``progress.extend(n)`` when
-        successive halving adds paths."""
+        """A context giving ``progress(task, output)`` for each finished fold path: a progress bar of
+        ``total`` (verbose >= 1) and a line per fold path (verbose >= 2)."""
         return _Progress(total, self.verbose)
 
     @keeps_state_on_failure
