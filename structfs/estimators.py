@@ -77,6 +77,16 @@ def linear_attributes(w):
 NO_FEATURES = "The fitted model has no features"
 
 
+def positive_class(classes, pos_label):
+    """The class a loss measures: ``pos_label``, or ``classes[1]`` when it is None (scikit-learn's
+    convention); ValueError listing the classes for a label that is not one of them."""
+    if pos_label is None:
+        return classes[1]
+    if not np.any(classes == pos_label):
+        raise ValueError(f"pos_label={pos_label!r} is not a class of y; the classes are {classes.tolist()}.")
+    return classes[np.flatnonzero(classes == pos_label)[0]]
+
+
 class LinearBinaryMixin:
     """``decision_function``/``predict`` of a fitted binary linear model (``coef_``, ``intercept_``,
     ``classes_``) and its scikit-learn tags: shared by StructSVM and StructSVMCV."""
@@ -238,6 +248,11 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         Solver of the restricted master QCQP when several feature groups are active: a dense
         interior-point method on the K x K Gram matrices (ECOS is its fallback), or ECOS directly on
         the cone program. Both return the same optimum; "ipm" is several times faster.
+    pos_label : int, float, str or None, default=None
+        The class whose F1, precision, recall... the loss measures (scikit-learn's meaning); None:
+        ``classes_[1]``, the larger label. The fitted model keeps scikit-learn's orientation whatever
+        the positive class: ``decision_function`` > 0 predicts ``classes_[1]``, so with
+        ``pos_label=classes_[0]`` high scores mean the other class.
     verbose : int, default=0
         1: a line every 10 planes and a summary; 2: a line per plane.
 
@@ -290,6 +305,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "max_features": [Interval(Integral, 1, None, closed="left"), None],
         "refit": [Interval(Real, 0, np.inf, closed="neither"), None],
         "master_solver": [StrOptions({"ipm", "ecos"})],
+        "pos_label": [Real, str, None],
         "verbose": ["verbose"],
     }
 
@@ -298,7 +314,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  outer_tol: float | None = None, max_iter: int = _defaults.MAX_ITER,
                  max_outer: int = _defaults.MAX_OUTER, max_features: int | None = None, refit: float | None = None,
-                 master_solver: str = _defaults.MASTER_SOLVER, verbose: int = 0):
+                 master_solver: str = _defaults.MASTER_SOLVER, pos_label: Any = None, verbose: int = 0):
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -313,6 +329,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.max_features = max_features
         self.refit = refit
         self.master_solver = master_solver
+        self.pos_label = pos_label
         self.verbose = verbose
 
     def _resolve(self):
@@ -364,8 +381,11 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         groups = check_groups(self.groups, X.shape[1])
         if self.interactions:
             check_pair_scoring(X)
-        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
-        y_pm = loss.validate(y_pm)
+        positive = positive_class(self.classes_, self.pos_label)
+        # the loss measures the positive class; the fitted model keeps scikit-learn's orientation
+        # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
+        sign = 1.0 if positive == self.classes_[1] else -1.0
+        y_pm = loss.validate(np.where(y == positive, 1.0, -1.0))
         data, inputs = expand(X) if self.interactions else (X, None)
         path = self._solver().path(data, y_pm, loss, C, penalty_for(self.budget, groups), bias)
         for _ in path:
@@ -376,10 +396,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.loss_ = loss
         if self.interactions:
             cols, values = nonzero_weights(result.w)
-            w, self.interactions_, self.interaction_coef_ = split_weights(cols, values, inputs, X.shape[1],
+            w, self.interactions_, self.interaction_coef_ = split_weights(cols, sign * values, inputs, X.shape[1],
                                                                           data.n_inputs)
         else:
-            w = result.w
+            w = sign * result.w if sign < 0 else result.w
             for name in ("interactions_", "interaction_coef_"):
                 if hasattr(self, name):
                     delattr(self, name)
@@ -388,7 +408,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             self.selected_groups_ = np.unique(groups[self.selected_features_])
         elif hasattr(self, "selected_groups_"):
             del self.selected_groups_
-        self.intercept_ = np.array([bias * result.w_b])
+        self.intercept_ = np.array([sign * bias * result.w_b])
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
         self.gap_ = result.objective - result.lower_bound

@@ -344,3 +344,21 @@ def test_warnings_point_at_the_callers_line():
     kinds = {type(w.message).__name__: w.filename for w in caught}
     assert {"ConvergenceWarning", "UserWarning", "FutureWarning"} <= set(kinds)
     assert all(filename == __file__ for filename in kinds.values()), kinds
+
+
+def test_pos_label_chooses_the_class_the_loss_measures():
+    """With string labels where the rare class sorts first, loss="f1" measures the class pos_label names;
+    the fitted model keeps scikit-learn's orientation (decision_function > 0 predicts classes_[1])."""
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    rare = X[:, 0] + 0.3 * rng.normal(size=300) > 1.2
+    y = np.where(rare, "alert", "normal")                       # "alert" sorts first: classes_[0]
+    model = StructSVM(loss="f1", C=10.0, pos_label="alert").fit(X, y)
+    assert model.classes_.tolist() == ["alert", "normal"]
+    flipped = StructSVM(loss="f1", C=10.0).fit(X, np.where(rare, "zz-alert", "normal"))   # positive sorts last
+    assert np.allclose(model.coef_, -flipped.coef_) and np.allclose(model.intercept_, -flipped.intercept_)
+    assert f1_score(y, model.predict(X), pos_label="alert") > 0.5
+    with pytest.raises(ValueError, match="pos_label='spam' is not a class of y.*alert"):
+        StructSVM(pos_label="spam").fit(X, y)

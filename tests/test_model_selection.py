@@ -744,3 +744,15 @@ def test_the_progress_bar_total_is_known_before_halving_starts(capsys):
                 verbose=1).fit(X, y)
     totals = [int(t) for t in re.findall(r"(\d+)/(\d+)", capsys.readouterr().err) for t in [t[1]]]
     assert totals and all(later <= first for first, later in zip(totals, totals[1:]))
+
+
+def test_pos_label_reaches_the_search_its_cut_and_its_score():
+    from sklearn.metrics import f1_score
+
+    X, y01 = _data(n=240, seed=6)
+    y = np.where(y01 == 1, "alert", "normal")                   # the positives sort first
+    search = StructSVMCV(Cs=[10.0, 100.0], budgets=[None], pos_label="alert").fit(X, y)
+    mirror = StructSVMCV(Cs=[10.0, 100.0], budgets=[None]).fit(X, np.where(y01 == 1, "zz", "normal"))
+    assert search.C_ == mirror.C_ and search.threshold_ == pytest.approx(mirror.threshold_)
+    assert np.allclose(search.decision_function(X), -mirror.decision_function(X))
+    assert search.score(X, y) == pytest.approx(f1_score(y, search.predict(X), pos_label="alert"))

@@ -245,7 +245,8 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss):
     return table
 
 
-def _cut_at_best(model, loss, y, X):
+def _cut_at_best(model, loss, y, X, sign=1.0):
     """Move a fitted linear model's intercept so that it predicts positive above the best cut of the
-    contingency ``loss``'s measure on its own scores of X (labels ``y`` in -1/+1)."""
-    model.intercept_ = model.intercept_ - best_threshold(loss, y, model.decision_function(X))
+    contingency ``loss``'s measure on its own scores of X (labels ``y`` in -1/+1; ``sign`` -1 where the
+    model's decision values rank the negative class high, its positive class being ``classes_[0]``)."""
+    model.intercept_ = model.intercept_ - sign * best_threshold(loss, y, sign * model.decision_function(X))

@@ -6,21 +6,24 @@ from ..metrics import MEASURES, StructScorer
 
 class _LossScorer:
     """The loss's own measure as a scorer on scikit-learn's 0-1 scale (``loss.score`` / 100; greater is
-    better)."""
+    better), of the class ``pos_label`` (None: ``classes_[1]``)."""
 
-    def __init__(self, loss):
-        self.loss = loss
+    def __init__(self, loss, pos_label=None):
+        self.loss, self.pos_label = loss, pos_label
 
     def __call__(self, estimator, X, y):
-        y_pm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
-        return self.loss.score(y_pm, estimator.decision_function(X)) / 100.0
+        classes = estimator.classes_
+        positive = classes[1] if self.pos_label is None else self.pos_label
+        y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
+        scores = estimator.decision_function(X)
+        return self.loss.score(y_pm, scores if positive == classes[1] else -scores) / 100.0
 
 
-def check_scoring(scoring, loss):
-    """A scorer(estimator, X, y): None -> the loss's own measure; a structfs measure name; any
-    scikit-learn scorer name or callable. ValueError naming ``scoring`` otherwise."""
+def check_scoring(scoring, loss, pos_label=None):
+    """A scorer(estimator, X, y): None -> the loss's own measure (of the class ``pos_label``); a structfs
+    measure name; any scikit-learn scorer name or callable. ValueError naming ``scoring`` otherwise."""
     if scoring is None:
-        return _LossScorer(loss)
+        return _LossScorer(loss, pos_label)
     if callable(scoring):
         return scoring
     if isinstance(scoring, str):

@@ -26,7 +26,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _defaults
 from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
-from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM, check_groups
+from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM, check_groups, positive_class
 from ..losses import Loss, get_loss
 from ..solvers import Solver
 from ..solvers.interactions import check_pair_scoring
@@ -213,6 +213,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         structural SVM's own cut is optimal for its objective, not for the measure, and where the
         classes overlap it predicts almost no positives. "learned": the structural SVM's own cut. The
         default rests on the user guide's model-selection page.
+    pos_label : as StructSVM's
+        The class the loss (and the default scoring) measures; the search and the refitted model use it.
     n_jobs : int or None, default=None
         (fold, C, budget) fits run in parallel through joblib.
     verbose : int or bool, default=0
@@ -258,7 +260,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         **{name: StructSVM._parameter_constraints[name]          # shared with the model it refits
            for name in ("loss", "groups", "interactions", "max_features", "bias", "loss_params", "tol", "max_iter",
-                        "max_outer", "master_solver", "verbose")},
+                        "max_outer", "master_solver", "pos_label", "verbose")},
         "Cs": ["array-like", None],
         "scale_C": ["boolean"],
         "budgets": ["array-like", None],
@@ -280,7 +282,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                  max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
                  n_iter_no_change: int | None = 5, halving_factor: int | None = 3, debias: bool = True,
                  selection: str = "one_se", threshold: str = "cv", master_solver: str = _defaults.MASTER_SOLVER,
-                 n_jobs: int | None = None, verbose: int = 0):
+                 pos_label: Any = None, n_jobs: int | None = None, verbose: int = 0):
         self.loss = loss
         self.Cs = Cs
         self.scale_C = scale_C
@@ -301,6 +303,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.selection = selection
         self.threshold = threshold
         self.master_solver = master_solver
+        self.pos_label = pos_label
         self.n_jobs = n_jobs
         self.verbose = verbose
 
@@ -309,7 +312,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return StructSVM(loss=self.loss, groups=self.groups if budgeted else None,
                          interactions=bool(self.interactions) and budgeted, bias=self.bias,
                          loss_params=self.loss_params, tol=self.tol, max_iter=self.max_iter, max_outer=self.max_outer,
-                         max_features=self.max_features, master_solver=self.master_solver, **params)
+                         max_features=self.max_features, master_solver=self.master_solver, pos_label=self.pos_label,
+                         **params)
 
     def _resolve(self):
         """(loss, Cs, budgets, scorer) from the parameters, after the rules that tie them together and
@@ -356,6 +360,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         :meth:`fit` and by MILESClassifier."""
 
         _, Cs, budgets, _ = self._resolve()
+        positive = positive_class(np.asarray(classes), self.pos_label)
+        classes = np.array([c for c in classes if c != positive] + [positive])     # the fold models measure it
         bias = float(self.bias)
         per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
         cells = [(C, B) for C in Cs for B in budgets]
@@ -584,7 +590,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                       "optimum), scored by the same measure, each model's threshold the best cut of the measure "
                       "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=5)
         fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
-                                          scoring=check_scoring(self.scoring, loss))
+                                          scoring=check_scoring(self.scoring, loss, self.pos_label))
         threshold_loss = loss if loss.is_contingency else None
         table = search(fallback, threshold_loss)
         cut_X = None if cut_data is None or threshold_loss is None else cut_data(table)
@@ -597,7 +603,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
-        return check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})))(self, X, y)
+        return check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})), self.pos_label)(self, X, y)
 
     def refit_best(self, X, y, table, threshold_loss=None, cut_X=None):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y
@@ -624,10 +630,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.bias_ = data_bias(bias, squared_norms(X)) if self._scales_to_data() else bias
         with config_context(assume_finite=True):        # X was checked by this search's fit
             self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y)
-        y_pm = np.where(np.asarray(y) == self.estimator_.classes_[1], 1.0, -1.0)
+        positive = positive_class(self.estimator_.classes_, self.pos_label)
+        y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
+        sign = 1.0 if positive == self.estimator_.classes_[1] else -1.0     # the refitted model's orientation
         self.threshold_ = 0.0
         if threshold_loss is not None:
-            _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X)
+            _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X, sign)
         elif "decisions" in table and self.estimator_.selected_features_.size:
             # the cut of the loss's measure on the chosen candidate's out-of-fold decision values
             if "cuts" in table:
@@ -636,7 +644,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 rows = np.concatenate(table["test_rows"])
                 self.threshold_ = best_threshold(self._resolve()[0], y_pm[rows],
                                                  np.concatenate(table["decisions"][best]))
-            self.estimator_.intercept_ = self.estimator_.intercept_ - self.threshold_
+            self.estimator_.intercept_ = self.estimator_.intercept_ - sign * self.threshold_
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
