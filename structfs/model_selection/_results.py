@@ -57,8 +57,9 @@ def best_candidate(table):
     """Index of the chosen candidate under the table's ``selection`` rule (default "one_se").
 
     "best": the best path-smoothed mean score (:func:`path_smoothed_scores`); ties go to fewer features,
-    then to the smaller C. "one_se": the same, except that where the best is an unbudgeted candidate,
-    the smallest C among the unbudgeted candidates within one standard error of it
+    then to the smaller C. "one_se": the same, except that where the best is an unbudgeted candidate at
+    its own cut, the smallest C among the unbudgeted candidates at their own cut within one standard
+    error of it
     (:func:`within_one_se`) -- C is then the one regularisation strength of one family of models, a
     difference inside the folds' noise decides nothing, and the smaller C is the cheaper and more
     regularised model (the one-standard-error rule of cross-validated lasso paths). Budgeted picks are
@@ -67,9 +68,12 @@ def best_candidate(table):
     the others at a shorter length and are not chosen.
     """
     score, best = _best_score(table)
-    if table.get("selection", "one_se") == "best" or table["budget"][best] is not None:
+    # candidates scored at their own cut; one moved to a cross-validated cut is scored as another
+    # procedure (a tuned cut), not as a point of the regularisation path the rule walks down
+    own_cut = np.asarray(table.get("cuts", np.zeros(len(score)))) == 0.0
+    if table.get("selection", "one_se") == "best" or table["budget"][best] is not None or not own_cut[best]:
         return best
-    unbudgeted = np.array([b is None for b in table["budget"]])
+    unbudgeted = np.array([b is None for b in table["budget"]]) & own_cut
     within = np.flatnonzero(within_one_se(table) & unbudgeted)
     return int(within[np.argmin(np.asarray(table["C"], dtype=float)[within])])
 

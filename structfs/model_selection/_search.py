@@ -209,10 +209,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         Where a contingency loss's model cuts (F1, F_beta, error, Prec@k..., a ``ContingencyLoss``).
         "cv": the intercept is moved to the best cut of the loss's measure on the chosen candidate's
         out-of-fold decision values (every training row scored by the fold model that did not train on
-        it; ``threshold_`` is the shift), as scikit-learn's ``TunedThresholdClassifierCV`` does -- the
-        structural SVM's own cut is optimal for its objective, not for the measure, and where the
-        classes overlap it predicts almost no positives. "learned": the structural SVM's own cut. The
-        default rests on the user guide's model-selection page.
+        it; ``threshold_`` is the shift), as scikit-learn's ``TunedThresholdClassifierCV`` does, where
+        that beats the candidate's own cut by more than the folds' noise and the refitted model's
+        training scores agree -- the structural SVM's own cut is optimal for its objective, not for the
+        measure, and where the classes overlap it predicts almost no positives. "learned": the
+        structural SVM's own cut. The default rests on the user guide's model-selection page.
     pos_label : as StructSVM's
         The class the loss (and the default scoring) measures; the search and the refitted model use it.
     n_jobs : int or None, default=None
@@ -638,13 +639,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X, sign)
         elif "decisions" in table and self.estimator_.selected_features_.size:
             # the cut of the loss's measure on the chosen candidate's out-of-fold decision values
+            loss = self._resolve()[0]
             if "cuts" in table:
-                self.threshold_ = table["cuts"][best]
+                cut = table["cuts"][best]
             else:
                 rows = np.concatenate(table["test_rows"])
-                self.threshold_ = best_threshold(self._resolve()[0], y_pm[rows],
-                                                 np.concatenate(table["decisions"][best]))
-            self.estimator_.intercept_ = self.estimator_.intercept_ - sign * self.threshold_
+                cut = best_threshold(loss, y_pm[rows], np.concatenate(table["decisions"][best]))
+            # The folds' models are not the refitted one: a cut that rescued degenerate fold models can
+            # wreck a refitted model whose own cut is good (R8 "grain": a shift of 11 cost 4 F1). It is
+            # kept only where the refitted model's own training scores agree that it is no worse there.
+            own = sign * self.estimator_.decision_function(X)
+            if cut != 0.0 and loss.score(y_pm, own - cut) >= loss.score(y_pm, own):
+                self.threshold_ = cut
+                self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
