@@ -116,7 +116,6 @@ class _Progress:
         self.bar.update(1)
 
 
-
 class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     """StructSVM with C, budget and the number of feature groups chosen by cross-validation.
 
@@ -199,10 +198,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         svm_perf's default precision (``tol`` 0.1, or ``tol`` if coarser), the final model to ``tol``.
     selection : {"one_se", "best"}, default="one_se"
         How the candidate is chosen from the cross-validated scores. "best": the best path-smoothed
-        score. "one_se": the same, but where the best is unbudgeted, the smallest C among the unbudgeted
-        candidates within one standard error of it (the best candidate's fold scores' std over
-        sqrt(folds); ``cv_results_["within_one_se"]``) -- a difference inside the folds' noise decides
-        nothing, and the smaller C is the more regularised and cheaper model. Budgeted picks are the
+        score. "one_se": the same, but where the best is unbudgeted (at its own cut; see ``threshold``),
+        the smallest C among the unbudgeted candidates at their own cut within one standard error of it
+        (the best candidate's fold scores' std over sqrt(folds); ``cv_results_["within_one_se"]``) -- a
+        difference inside the folds' noise decides nothing, and the smaller C is the more regularised and
+        cheaper model. Budgeted picks are the
         best score's under both rules (there C also sets how many features a path holds, and smaller C
         lost F1 on every multiple-instance set). The user guide's model-selection page has the figures.
     threshold : {"cv", "learned"}, default="cv"
