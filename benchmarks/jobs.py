@@ -40,7 +40,7 @@ def main():
         binary = (y == y[0]).astype(int)
         for label, make, target in (("OneVsRestStructSVM(StructSVMCV())",
                                      lambda j: OneVsRestStructSVM(estimator=StructSVMCV(), n_jobs=j), y),
-                                    ("StructSVMCV(), one class against the rest",
+                                    ("StructSVMCV(), the first row's class against the rest",
                                      lambda j: StructSVMCV(n_jobs=j), binary)):
             for call in (1, 2):
                 serial = _seconds(make, 1, X, target)
