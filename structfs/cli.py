@@ -4,6 +4,7 @@ SVMperf users find svm_perf_learn's options where they mean the same (-c, -l, --
 errors are one line on stderr and a non-zero exit, never a traceback.
 """
 import argparse
+import os
 import sys
 import time
 
@@ -556,6 +557,11 @@ def main(argv=None):
         return 2
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # the reader (a pager, `head`) stopped reading: end quietly, as cat does (128 + SIGPIPE), and keep
+        # Python from reporting the same broken pipe again when it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (CLIError, ValueError, TypeError, OSError, OverflowError, MemoryError) as exc:
         print(f"structfs {args.command}: error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
               file=sys.stderr)

@@ -378,3 +378,18 @@ def test_compile_warms_the_kernels_and_says_how_long(capsys):
 
     assert main(["compile"]) == 0
     assert "done in" in capsys.readouterr().out and kernels_cached()
+
+
+def test_a_reader_that_stops_reading_ends_the_report_quietly(digits_files, tmp_path):
+    """`structfs evaluate ... | head -2`: when the reader closes the pipe, structfs ends as cat does
+    (status 141, nothing on stderr) instead of printing "error: [Errno 32] Broken pipe"."""
+    import subprocess
+    import sys
+
+    model = tmp_path / "m.json"
+    assert main(["train", "-c", "10", "-v", "0", str(digits_files["bin.train"]), str(model)]) == 0
+    proc = subprocess.Popen([sys.executable, "-m", "structfs", "evaluate", str(digits_files["bin.test"]), str(model)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()                      # the reader is gone before the report is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == ""
