@@ -76,12 +76,15 @@ def _estimator(args, n_classes):
     loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
     if loss in ("fbeta", "pauc") and args.beta is not None:
         loss_params = {"beta": args.beta}
+    if args.pos_label is not None and n_classes > 2:
+        raise CLIError(f"--pos-label names the positive class of a two-class problem; these data have {n_classes} "
+                       "classes (one-vs-rest measures every class)")
     if getattr(args, "cv", None) is not None:
         return _cv_estimator(args, n_classes, loss, loss_params)
     params = dict(loss=loss, loss_params=loss_params, C=_defaults.C if args.C is None else args.C, budget=args.budget,
                   bias=args.bias, tol=args.tol, max_outer=args.max_outer, max_features=args.max_features,
                   refit=args.refit, interactions=getattr(args, "interactions", False),
-                  verbose=max(0, args.verbose - 1))
+                  pos_label=args.pos_label, verbose=max(0, args.verbose - 1))
     if n_classes > 2:
         return OneVsRestStructSVM(estimator=StructSVM(**params), n_jobs=args.jobs)
     return StructSVM(**params)
@@ -100,7 +103,7 @@ def _cv_estimator(args, n_classes, loss, loss_params):
                          max_outer=args.max_outer, max_features=args.max_features,
                          Cs=None if args.C is None else [args.C],
                          budgets=None if args.budget is None else [args.budget],
-                         interactions=getattr(args, "interactions", False),
+                         interactions=getattr(args, "interactions", False), pos_label=args.pos_label,
                          n_jobs=args.jobs if n_classes <= 2 else None,        # one-vs-rest: classes in parallel
                          verbose=max(0, args.verbose - 1))
     return OneVsRestStructSVM(estimator=binary, n_jobs=args.jobs) if n_classes > 2 else binary
@@ -264,14 +267,17 @@ def _recall(y, s):
     return 100.0 * a / (a + c) if a + c else 0.0
 
 
-def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1):
+def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None):
     """Every measure (percent) of the scores, labels cut at 0; macro-averaged over one-vs-rest columns for
-    more than two classes. Also "k of Prec@k" and "k of Rec@k": the k of each column."""
+    more than two classes. Also "k of Prec@k" and "k of Rec@k": the k of each column. Two classes: the
+    measures are those of ``pos_label`` (None: ``classes[1]``, the class of positive scores)."""
     from . import metrics
     from .losses import get_loss
 
     columns = [scores] if scores.ndim == 1 else [scores[:, j] for j in range(scores.shape[1])]
     targets = [classes[1]] if scores.ndim == 1 else list(classes)
+    if scores.ndim == 1 and pos_label is not None and pos_label == classes[0]:
+        columns, targets = [-scores], [classes[0]]          # the model's scores rank classes[1] high
     measures = {"precision": _precision, "recall": _recall}
     out = {"k of Prec@k": [], "k of Rec@k": []}
     for name, function, needs_both in _MEASURES:
@@ -319,16 +325,17 @@ def _evaluate(args):
     if unknown.size:
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
-    _print_report(args.test_file, model.classes_, scores, y, args.p, args.beta)
+    _print_report(args.test_file, model.classes_, scores, y, args.p, args.beta, getattr(model, "pos_label", None))
     return 0
 
 
-def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1):
+def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_label=None):
     """What svm_perf_classify prints (the zero/one error with counts, accuracy, precision, recall, F1,
-    PRBEP, ROC area, average precision), then Prec@k and Rec@k with their k, and the partial ROC area."""
+    PRBEP, ROC area, average precision), then Prec@k and Rec@k with their k, and the partial ROC area;
+    the measures of ``pos_label`` (None: the class of positive scores)."""
     from .losses import LOSSES
 
-    result = evaluate_scores(classes, scores, y, k_frac, beta)
+    result = evaluate_scores(classes, scores, y, k_frac, beta, pos_label)
     classes = np.asarray(classes)
     predicted = classes[(scores > 0).astype(int)] if scores.ndim == 1 else classes[np.argmax(scores, axis=1)]
     correct = int(np.count_nonzero(predicted == y))
@@ -390,7 +397,7 @@ def _fit_budget(args, budget, n_classes, X, y, Xt, yt):
     seconds = time.perf_counter() - t0
     nf = _mean_selected(clf)
     beta = args.beta if args.beta is not None and _loss_name(args.loss) == "pauc" else 0.1
-    value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p, beta)[args.measure]
+    value = evaluate_scores(clf.classes_, clf.decision_function(Xt), yt, args.p, beta, args.pos_label)[args.measure]
     return budget, nf, value, seconds
 
 
@@ -470,6 +477,9 @@ def build_parser():
                        help="with -B: hard cap on the selected features (feature generation stops there)")
         p.add_argument("--refit", dest="refit", type=float, default=None,
                        help="with -B: re-solve without budget at this C on the selected features (debiasing)")
+        p.add_argument("--pos-label", dest="pos_label", type=float, default=None,
+                       help="two classes: the label whose F1, precision, recall... the loss measures (default: the "
+                            "larger label, e.g. +1); evaluate then reports that class's measures")
         p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")
         p.add_argument("-y", dest="struct_verbose", type=int, default=None,
                        help="svm_perf's verbosity of the structural learner: accepted; -v sets structfs's")

@@ -393,3 +393,25 @@ def test_a_reader_that_stops_reading_ends_the_report_quietly(digits_files, tmp_p
     proc.stdout.close()                      # the reader is gone before the report is written
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141 and err == ""
+
+
+def test_train_pos_label_measures_the_class_it_names(digits_files, tmp_path, capsys):
+    """`train --pos-label -1` optimises the F1 of class -1 and `evaluate` reports that class's measures;
+    the same file with the labels swapped gives the same report."""
+    from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+
+    X, y = load_svmlight_file(str(digits_files["bin.train"]), n_features=64, zero_based=False)
+    Xt, yt = load_svmlight_file(str(digits_files["bin.test"]), n_features=64, zero_based=False)
+    swapped, swapped_test = tmp_path / "s.train", tmp_path / "s.test"
+    dump_svmlight_file(X, -y, str(swapped), zero_based=False)
+    dump_svmlight_file(Xt, -yt, str(swapped_test), zero_based=False)
+    reports = []
+    for train, test, extra in ((digits_files["bin.train"], digits_files["bin.test"], []),
+                               (swapped, swapped_test, ["--pos-label", "-1"])):
+        model = tmp_path / f"m{len(reports)}.json"
+        assert main(["train", "-c", "100", "-v", "0", *extra, str(train), str(model)]) == 0
+        capsys.readouterr()
+        assert main(["evaluate", str(test), str(model)]) == 0
+        reports.append([line for line in capsys.readouterr().out.splitlines() if line.startswith(("F1", "Precision"))])
+    assert reports[0] == reports[1] and reports[0]
+    assert main(["train", "--pos-label", "3", str(digits_files["bin.train"]), str(tmp_path / "x.json")]) == 1
