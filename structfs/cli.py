@@ -76,6 +76,10 @@ def _estimator(args, n_classes):
     loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
     if loss in ("fbeta", "pauc") and args.beta is not None:
         loss_params = {"beta": args.beta}
+    operating = _operating_options(args)
+    if loss in OPERATING_POINTS and OPERATING_POINTS[loss][0] in operating:
+        option = OPERATING_POINTS[loss][0]
+        loss_params = {option: operating[option]}
     if args.pos_label is not None and n_classes > 2:
         raise CLIError(f"--pos-label names the positive class of a two-class problem; these data have {n_classes} "
                        "classes (one-vs-rest measures every class)")
@@ -248,9 +252,13 @@ def _predict(args):
 _MEASURES = (("Accuracy", "accuracy", False), ("Precision", "precision", False), ("Recall", "recall", True),
              ("F1", "f1", False), ("PRBEP", "prbep", True), ("ROC-AUC", "roc_auc", True),
              ("AP", "average_precision", True), ("Prec@k", "precision_at_k", False), ("Rec@k", "recall_at_k", True),
-             ("pAUC", "partial_auc", True), ("Error", "error_rate", False))
+             ("pAUC", "partial_auc", True), ("Prec@Rec", "precision_at_recall", True),
+             ("Rec@Prec", "recall_at_precision", True), ("TPR@FPR", "tpr_at_fpr", True), ("Error", "error_rate", False))
 _SVMPERF_NAMES = {"ROC-AUC": "ROCArea", "AP": "AvgPrec"}
 _K_LOSSES = {"Prec@k": "prec@k", "Rec@k": "rec@k"}      # the measures whose k the report prints
+# the operating-point losses and measures: their constraint's option (and loss parameter), its default
+OPERATING_POINTS = {"prec@rec": ("recall", 0.9), "rec@prec": ("precision", 0.9), "tpr@fpr": ("fpr", 0.01)}
+_OPERATING_MEASURES = {"Prec@Rec": "prec@rec", "Rec@Prec": "rec@prec", "TPR@FPR": "tpr@fpr"}
 
 
 def _precision(y, s):
@@ -267,10 +275,13 @@ def _recall(y, s):
     return 100.0 * a / (a + c) if a + c else 0.0
 
 
-def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None):
+def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None, operating=None):
     """Every measure (percent) of the scores, labels cut at 0; macro-averaged over one-vs-rest columns for
     more than two classes. Also "k of Prec@k" and "k of Rec@k": the k of each column. Two classes: the
-    measures are those of ``pos_label`` (None: ``classes[1]``, the class of positive scores)."""
+    measures are those of ``pos_label`` (None: ``classes[1]``, the class of positive scores).
+    ``operating``: the constraints of the operating points, e.g. ``{"recall": 0.8}`` (defaults: recall and
+    precision 0.9, false-positive rate 0.01)."""
+    operating = {**{option: value for option, value in OPERATING_POINTS.values()}, **(operating or {})}
     from . import metrics
     from .losses import get_loss
 
@@ -293,6 +304,9 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None):
                 out[f"k of {name}"].append(get_loss(_K_LOSSES[name], k_frac=k_frac or None).k_for(n_pos, len(yy)))
             if name == "pAUC":
                 kw = {"beta": beta}
+            if name in _OPERATING_MEASURES:
+                option = OPERATING_POINTS[_OPERATING_MEASURES[name]][0]
+                kw = {option: operating[option]}
             values.append(fn(yy, col, **kw))
         out[name] = float(np.mean(values)) if values else float("nan")
     return out
@@ -316,26 +330,41 @@ def _shard(args):
     return 0
 
 
+def _operating_options(args):
+    """The operating points' constraints given on the command line, checked: {"recall": 0.8, ...}."""
+    from .metrics import check_rate
+
+    given = {}
+    for option, _ in OPERATING_POINTS.values():
+        value = getattr(args, option, None)
+        if value is not None:
+            given[option] = check_rate(value, f"--{option}", allow_zero=option == "fpr")
+    return given
+
+
 def _evaluate(args):
     from .metrics import resolve_beta
 
     resolve_beta(args.beta, "--beta")                 # before reading anything
+    _operating_options(args)
     model, scores, y = _scores_for(args)
     unknown = np.setdiff1d(np.unique(y), np.asarray(model.classes_, dtype=float))
     if unknown.size:
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
-    _print_report(args.test_file, model.classes_, scores, y, args.p, args.beta, getattr(model, "pos_label", None))
+    _print_report(args.test_file, model.classes_, scores, y, args.p, args.beta, getattr(model, "pos_label", None),
+                  _operating_options(args))
     return 0
 
 
-def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_label=None):
+def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_label=None, operating=None):
     """What svm_perf_classify prints (the zero/one error with counts, accuracy, precision, recall, F1,
-    PRBEP, ROC area, average precision), then Prec@k and Rec@k with their k, and the partial ROC area;
-    the measures of ``pos_label`` (None: the class of positive scores)."""
+    PRBEP, ROC area, average precision), then Prec@k and Rec@k with their k, the partial ROC area and the
+    operating points; the measures of ``pos_label`` (None: the class of positive scores)."""
     from .losses import LOSSES
 
-    result = evaluate_scores(classes, scores, y, k_frac, beta, pos_label)
+    result = evaluate_scores(classes, scores, y, k_frac, beta, pos_label, operating)
+    operating = {**{option: value for option, value in OPERATING_POINTS.values()}, **(operating or {})}
     classes = np.asarray(classes)
     predicted = classes[(scores > 0).astype(int)] if scores.ndim == 1 else classes[np.argmax(scores, axis=1)]
     correct = int(np.count_nonzero(predicted == y))
@@ -354,6 +383,10 @@ def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_labe
                       else f"  (k = {fraction} x each class's positives)")
         if name == "pAUC":
             shown += f"  (false-positive rates up to {beta:g})"
+        if name in _OPERATING_MEASURES:
+            option = OPERATING_POINTS[_OPERATING_MEASURES[name]][0]
+            shown += f"  (at {option.replace('fpr', 'false-positive rate')} {'<=' if option == 'fpr' else '>='} " \
+                     f"{operating[option]:g})"
         print(shown)
 
 
@@ -455,11 +488,20 @@ def build_parser():
                                               "two minutes), so that the first fit starts warm")
     compile_.set_defaults(func=_compile)
 
+    def operating_point_options(p, whose):
+        p.add_argument("--recall", type=float, default=None,
+                       help=f"prec@rec: the least recall {whose}, in (0, 1] (default 0.9)")
+        p.add_argument("--precision", type=float, default=None,
+                       help=f"rec@prec: the least precision {whose}, in (0, 1] (default 0.9)")
+        p.add_argument("--fpr", type=float, default=None,
+                       help=f"tpr@fpr: the largest false-positive rate {whose}, in [0, 1] (default 0.01)")
+
     def learning_options(p):
         p.add_argument("-c", dest="C", type=float, default=None,
                        help=f"trade-off C, as svm_perf_learn -c (default {_defaults.C:g})")
         p.add_argument("-l", dest="loss", default="f1",
-                       help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, or SVMperf's code 1 (F1), "
+                       help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, prec@rec, rec@prec, tpr@fpr, "
+                            "or SVMperf's code 1 (F1), "
                             "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); default f1")
         p.add_argument("--b", dest="bias", type=float, default=1.0,
                        help="value of the bias feature (0: none; default 1)")
@@ -468,6 +510,7 @@ def build_parser():
         p.add_argument("--beta", dest="beta", type=float, default=None,
                        help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted "
                             "(default 0.1)")
+        operating_point_options(p, "of the loss")
         p.add_argument("-e", dest="tol", type=float, default=_defaults.TOL,
                        help=f"tolerance as svm_perf_learn -e: slack precision in percent (default {_defaults.TOL:g})")
         p.add_argument("--max-outer", dest="max_outer", type=int, default=_defaults.MAX_OUTER,
@@ -538,6 +581,7 @@ def build_parser():
                           help="k for Prec@k/Rec@k as a fraction of positives")
     evaluate.add_argument("--beta", dest="beta", type=float, default=0.1,
                           help="largest false-positive rate of the partial ROC area (default 0.1)")
+    operating_point_options(evaluate, "of the reported operating point")
     evaluate.set_defaults(func=_evaluate)
 
     path = sub.add_parser("path", help="sweep feature budgets: table and PNG of measure vs #features")

@@ -261,7 +261,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     coef_ : ndarray (1, n_features); a scipy.sparse CSR row (1, n_features) when n_features exceeds
         2^24 (hashed feature spaces; a dense row would be O(index space)), as after scikit-learn's
         ``sparsify()``. ``densify()`` / ``sparsify()`` convert.
-    intercept_ : ndarray (1,), equal to ``bias * w_b``
+    intercept_ : ndarray (1,), equal to ``bias * w_b``; for the operating-point losses ("prec@rec",
+        "rec@prec", "tpr@fpr"), which are fitted as rankings without the bias feature, minus the cut of
+        the training scores at their best operating point that meets the constraint
     classes_ : ndarray (2,), ``classes_[1]`` is the positive class
     selected_features_ : ndarray, sorted indices of the nonzero coefficients
     selected_groups_ : ndarray, sorted labels of the groups holding them (only with ``groups``)
@@ -387,6 +389,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         sign = 1.0 if positive == self.classes_[1] else -1.0
         y_pm = loss.validate(np.where(y == positive, 1.0, -1.0))
         data, inputs = expand(X) if self.interactions else (X, None)
+        if loss.ranks_only:                  # fitted as a ranking, cut below at the operating point
+            bias = 0.0
         path = self._solver().path(data, y_pm, loss, C, penalty_for(self.budget, groups), bias)
         for _ in path:
             pass
@@ -409,6 +413,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         elif hasattr(self, "selected_groups_"):
             del self.selected_groups_
         self.intercept_ = np.array([sign * bias * result.w_b])
+        if loss.ranks_only:
+            self.intercept_ = np.array([-sign * loss.best_cut(y_pm, sign * self.decision_function(X))])
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
         self.gap_ = result.objective - result.lower_bound

@@ -8,6 +8,9 @@ All measures take true labels (``{-1,+1}``, ``{0,1}`` or bool) and real-valued d
   scores (P = number of positives), where precision = recall. Where the k-th highest score is tied,
   the tied examples share the remaining places: the measure is its average over every order of the
   ties (as scikit-learn's ranking measures treat ties), never a function of the examples' order;
+* the operating points (precision at recall >= r, recall at precision >= p, true-positive rate at
+  false-positive rate <= f) are read off the ranking: the best value of the measure over the cuts
+  that meet the constraint, a cut never splitting tied scores;
 * ROC-AUC counts tied positive/negative pairs as one half;
 * average precision and the partial ROC area are scikit-learn's (``average_precision_score``; the
   area under the ROC curve over false-positive rates [0, beta], interpolated at beta as
@@ -31,8 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "contingency_table", "f1", "fbeta", "accuracy", "error_rate", "precision_at_k", "recall_at_k",
-    "prbep", "roc_auc", "average_precision", "partial_auc", "resolve_k", "resolve_beta", "MEASURES", "get_scorer",
-    "StructScorer",
+    "prbep", "roc_auc", "average_precision", "partial_auc", "precision_at_recall",
+    "recall_at_precision", "tpr_at_fpr", "resolve_k", "resolve_beta", "MEASURES", "get_scorer",
+    "StructScorer", "check_rate", "min_true_positives", "max_false_positives", "max_false_positives_at_precision",
 ]
 
 
@@ -224,6 +228,82 @@ def partial_auc(y_true: ArrayLike, scores: ArrayLike, beta: float = 0.1) -> floa
     return 100.0 * area / beta
 
 
+# Operating points: integer forms of the constraints, rounded so that r * P = 9.000000000000002 still
+# asks for 9 true positives (the tolerance is far below one example).
+_ROUNDING = 1e-9
+
+
+def min_true_positives(recall, n_pos):
+    """The fewest true positives that reach recall ``recall`` among ``n_pos`` positives: ceil(recall P)."""
+    return np.ceil(np.multiply(recall, n_pos) - _ROUNDING).astype(np.int64)
+
+
+def max_false_positives(fpr, n_neg):
+    """The most false positives a false-positive rate ``fpr`` allows among ``n_neg`` negatives: floor(fpr N)."""
+    return np.floor(np.multiply(fpr, n_neg) + _ROUNDING).astype(np.int64)
+
+
+def max_false_positives_at_precision(precision, tp):
+    """The most false positives that keep precision ``precision`` with ``tp`` true positives:
+    floor(tp (1 - p) / p), i.e. tp / (tp + fp) >= p."""
+    return np.floor(np.multiply(tp, (1.0 - precision) / precision) + _ROUNDING).astype(np.int64)
+
+
+def check_rate(value, name, allow_zero=False):
+    """A rate in (0, 1] (or [0, 1] with ``allow_zero``) as a float; ValueError naming ``name`` otherwise."""
+    low = "[0" if allow_zero else "(0"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number in {low}, 1], got {value!r}.")
+    value = float(value)
+    if not ((0.0 <= value if allow_zero else 0.0 < value) and value <= 1.0):
+        raise ValueError(f"{name} must be in {low}, 1], got {value!r}.")
+    return value
+
+
+def _cuts(y, s):
+    """(true positives, false positives, P, N) above every cut of the ranking: the empty cut first, then
+    after each group of tied scores (a cut never splits a tie, so no measure depends on the order of
+    tied examples)."""
+    tps, fps = _ranked_counts(y, s)
+    return (np.concatenate(([0], tps)), np.concatenate(([0], fps)), int(tps[-1]), int(fps[-1]))
+
+
+def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float = 0.9) -> float:
+    """The best precision (percent) of a cut of the ranking whose recall is at least ``recall``:
+    precision at the operating point "recall >= r" (the cut below every example always qualifies)."""
+    recall = check_rate(recall, "recall")
+    y, s = _prepare(y_true, scores)
+    tp, fp, P, _ = _cuts(y, s)
+    if P == 0:
+        raise ValueError("y_true has no positive example; precision at recall needs at least one.")
+    ok = tp >= min_true_positives(recall, P)
+    return 100.0 * float(np.max(tp[ok] / (tp[ok] + fp[ok])))
+
+
+def recall_at_precision(y_true: ArrayLike, scores: ArrayLike, precision: float = 0.9) -> float:
+    """The best recall (percent) of a cut of the ranking with at least one predicted positive and
+    precision at least ``precision``; 0 where no cut reaches that precision."""
+    precision = check_rate(precision, "precision")
+    y, s = _prepare(y_true, scores)
+    tp, fp, P, _ = _cuts(y, s)
+    if P == 0:
+        raise ValueError("y_true has no positive example; recall at precision needs at least one.")
+    ok = (tp + fp >= 1) & (fp <= max_false_positives_at_precision(precision, tp))
+    return 100.0 * float(np.max(tp[ok], initial=0)) / P
+
+
+def tpr_at_fpr(y_true: ArrayLike, scores: ArrayLike, fpr: float = 0.01) -> float:
+    """The best true-positive rate (recall, percent) of a cut of the ranking whose false-positive rate
+    is at most ``fpr``: the ROC curve's height at ``fpr`` read off its steps (no interpolation)."""
+    fpr = check_rate(fpr, "fpr", allow_zero=True)
+    y, s = _prepare(y_true, scores)
+    tp, fp, P, N = _cuts(y, s)
+    if P == 0:
+        raise ValueError("y_true has no positive example; the true-positive rate needs at least one.")
+    ok = fp <= max_false_positives(fpr, N)
+    return 100.0 * float(np.max(tp[ok])) / P
+
+
 MEASURES = {
     "f1": f1,
     "fbeta": fbeta,
@@ -235,6 +315,9 @@ MEASURES = {
     "auc": roc_auc,
     "ap": average_precision,
     "pauc": partial_auc,
+    "prec@rec": precision_at_recall,
+    "rec@prec": recall_at_precision,
+    "tpr@fpr": tpr_at_fpr,
 }
 _GREATER_IS_BETTER = {"error": False}
 

@@ -34,10 +34,11 @@ import scipy.sparse as sp
 from sklearn.datasets import load_digits
 
 from structfs import StructSVM, StructSVMCV
-from structfs.losses import LOSSES
 from structfs.solvers.objective import primal_objective
 
 GOLDEN = Path(__file__).parent / "golden"
+# the losses the records hold; a loss added later has its own exact-optimum tests
+RECORDED_LOSSES = ("error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc", "ap", "pauc")
 REGENERATE = bool(os.environ.get("STRUCTFS_REGENERATE_GOLDEN"))
 DATA = os.environ.get("STRUCTFS_DATA")
 N_DECISIONS = 200           # test decisions recorded per fit
@@ -100,7 +101,7 @@ def _fits(X, y, X_test, budgets):
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for loss in LOSSES:
+        for loss in RECORDED_LOSSES:
             for budget in budgets:
                 model = StructSVM(loss=loss, C=1000.0, budget=budget).fit(X, y)
                 out[f"{loss}, budget {budget}"] = _record(model, X_test)

@@ -9,6 +9,7 @@ from .auc import ROCAreaLoss
 from .base import ContingencyLoss, Loss, SortedClasses
 from .error import ErrorRateLoss
 from .fmeasure import F1Loss, FBetaLoss
+from .operating_point import PrecisionAtRecallLoss, RecallAtPrecisionLoss, TPRAtFPRLoss
 from .ranking import PRBEPLoss, PrecisionAtKLoss, RecallAtKLoss
 from .retrieval import AveragePrecisionLoss, PartialAUCLoss
 
@@ -22,6 +23,9 @@ LOSSES = {
     "auc": ROCAreaLoss,
     "ap": AveragePrecisionLoss,
     "pauc": PartialAUCLoss,
+    "prec@rec": PrecisionAtRecallLoss,
+    "rec@prec": RecallAtPrecisionLoss,
+    "tpr@fpr": TPRAtFPRLoss,
 }
 
 # svm_perf_learn -l codes for the losses structfs shares with it.
@@ -45,4 +49,5 @@ def get_loss(name: str | Loss, **params) -> Loss:
 
 __all__ = ["Loss", "ContingencyLoss", "SortedClasses", "get_loss", "LOSSES", "SVMPERF_CODES",
            "ErrorRateLoss", "F1Loss", "FBetaLoss", "PrecisionAtKLoss", "RecallAtKLoss", "PRBEPLoss",
-           "ROCAreaLoss", "AveragePrecisionLoss", "PartialAUCLoss"]
+           "ROCAreaLoss", "AveragePrecisionLoss", "PartialAUCLoss",
+           "PrecisionAtRecallLoss", "RecallAtPrecisionLoss", "TPRAtFPRLoss"]

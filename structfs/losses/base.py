@@ -55,6 +55,11 @@ class Loss:
 
     name = "loss"
     is_contingency = False
+    # True where the loss's outputs are restricted so that a bias feature in Psi would absorb Delta (the
+    # operating-point losses: every admissible violator predicts too many or too few positives): such a
+    # loss is fitted without the bias feature, as a ranking, and the estimator cuts the scores at the
+    # best admissible operating point of its training data (``best_cut``).
+    ranks_only = False
     jit_oracle = None           # optional: a numba-compiled oracle (y, s, jit_params) -> (coef, delta)
 
     @property
@@ -294,6 +299,26 @@ class ContingencyLoss(Loss):
         return srt.coef(best_a, best_b), delta
 
     oracle = _grid_oracle
+
+    def best_cut(self, y, s):
+        """The cut t maximising this loss's measure of the labeling ``s - t > 0`` (labels ``y`` in -1/+1):
+        every cut between two distinct scores is tried (Delta on the tables of all of them at once,
+        O(n log n)); t is the midpoint of the gap, ties go to the fewest positives."""
+        order = np.argsort(-s, kind="stable")
+        ranked, positive = s[order], y[order] > 0
+        a = np.concatenate(([0], np.cumsum(positive)))              # cut after the k highest scores
+        b = np.arange(ranked.shape[0] + 1) - a
+        P, N = a[-1], b[-1]
+        mask = self._feasible_mask(a, b, P, N)
+        delta = np.array(self._delta_table(a, b, P - a, N - b, mask), dtype=float)
+        admissible = np.ones(a.shape[0], dtype=bool) if mask is None else mask.copy()
+        admissible[1:-1] &= ranked[:-1] > ranked[1:]                 # no cut inside a tie
+        if not admissible.any():
+            return 0.0
+        k = int(np.flatnonzero(admissible)[np.argmin(delta[admissible])])
+        above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
+        below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
+        return float((above + below) / 2.0)
 
     def _score(self, y, s):
         pred = np.where(s > 0, 1.0, -1.0)

@@ -19,21 +19,23 @@ from .base import ContingencyLoss, SortedClasses, _require_positive
 
 
 @njit(cache=True)
-def _best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n):
-    """(a, b, H) maximising H over t = a + b in [t_lo, t_hi]; Delta = 100 (1 - a/t) if ``per_total``
-    else 100 (1 - a/P). ``sorted_*`` decreasing, ``cum_*`` their prefix sums (with a leading 0).
+def _best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n, a_least):
+    """(a, b, H) maximising H over t = a + b in [t_lo, t_hi] and a >= ``a_least``; Delta = 100 (1 - a/t)
+    if ``per_total`` else 100 (1 - a/P). ``sorted_*`` decreasing, ``cum_*`` their prefix sums (with a
+    leading 0).
 
     For each t the maximiser a*(t) is the first a whose increment H(a + 1) - H(a) =
     (100/n) (pos[a] - neg[t - a - 1]) - 100/denom is <= 0. Every increment grows with t (neg[t - a - 1]
     moves down the sorted negatives, 100/t shrinks), so a*(t) never decreases: one pointer walks up
-    through all t, O(P + N) after the first binary search.
+    through all t, O(P + N) after the first binary search. H is concave in a, so the lower bound
+    ``a_least`` clips the maximiser, and the clipped one does not decrease with t either.
     """
     P, N = sorted_pos.shape[0], sorted_neg.shape[0]
     scale = 100.0 / n
     best_h, best_a, best_b = -np.inf, -1, -1
     a = -1
     for t in range(t_lo, t_hi + 1):
-        lo, hi = max(0, t - N), min(P, t)
+        lo, hi = max(a_least, t - N), min(P, t)
         if lo > hi:
             continue
         denom = t if per_total else P
@@ -71,7 +73,7 @@ class _CountRestrictedLoss(ContingencyLoss):
         srt = SortedClasses(y, s)
         t_lo, t_hi = self._t_range(srt.P, srt.n)
         a, b, _ = _best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, t_lo, t_hi,
-                              self.per_total, srt.n)
+                              self.per_total, srt.n, 0)
         if a < 0:
             raise ValueError(f"No labeling satisfies the {self.name} restriction on these labels.")
         delta = float(self._delta_table(np.int64(a), np.int64(b), np.int64(srt.P - a), np.int64(srt.N - b)))

@@ -195,23 +195,8 @@ def unbudgeted_chain(X, y, fold, Cs, scoring, fold_data=None):
 
 def best_threshold(loss, y, s):
     """The cut t maximising the contingency ``loss``'s measure of the labeling ``s - t > 0`` (labels
-    ``y`` in -1/+1): every cut between two distinct scores is tried (the loss's Delta on the tables of
-    all of them at once, O(n log n)); t is the midpoint of the gap, ties go to the fewest positives."""
-    order = np.argsort(-s, kind="stable")
-    ranked, positive = s[order], y[order] > 0
-    a = np.concatenate(([0], np.cumsum(positive)))              # cut after the k highest scores
-    b = np.arange(ranked.shape[0] + 1) - a
-    P, N = a[-1], b[-1]
-    mask = loss._feasible_mask(a, b, P, N)
-    delta = np.array(loss._delta_table(a, b, P - a, N - b, mask), dtype=float)
-    admissible = np.ones(a.shape[0], dtype=bool) if mask is None else mask.copy()
-    admissible[1:-1] &= ranked[:-1] > ranked[1:]                 # no cut inside a tie
-    if not admissible.any():
-        return 0.0
-    k = int(np.flatnonzero(admissible)[np.argmin(delta[admissible])])
-    above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
-    below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
-    return float((above + below) / 2.0)
+    ``y`` in -1/+1): :meth:`structfs.losses.ContingencyLoss.best_cut`."""
+    return loss.best_cut(y, s)
 
 
 def rescore_at_cv_cuts(table, y_pm, test_rows, loss):

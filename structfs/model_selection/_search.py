@@ -360,10 +360,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`); used by
         :meth:`fit` and by MILESClassifier."""
 
-        _, Cs, budgets, _ = self._resolve()
+        loss, Cs, budgets, _ = self._resolve()
         positive = positive_class(np.asarray(classes), self.pos_label)
         classes = np.array([c for c in classes if c != positive] + [positive])     # the fold models measure it
-        bias = float(self.bias)
+        bias = 0.0 if loss.ranks_only else float(self.bias)      # as StructSVM fits such a loss
         per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
         cells = [(C, B) for C in Cs for B in budgets]
         biases = [bias] * len(folds)
