@@ -34,8 +34,15 @@ With the classes sorted by decreasing score, H(a, b) = Delta(a, b) + (100/n) (cu
 """
 import numpy as np
 
-from ..metrics import (check_rate, max_false_positives, max_false_positives_at_precision, min_true_positives,
-                       precision_at_recall, recall_at_precision, tpr_at_fpr)
+from ..metrics import (
+    check_rate,
+    max_false_positives,
+    max_false_positives_at_precision,
+    min_true_positives,
+    precision_at_recall,
+    recall_at_precision,
+    tpr_at_fpr,
+)
 from .base import ContingencyLoss, SortedClasses, _require_positive
 from .ranking import _best_table
 
