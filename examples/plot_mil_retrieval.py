@@ -57,3 +57,21 @@ ax.set_xlabel("top k bags")
 ax.set_ylabel("precision at k (%)")
 ax.set_ylim(0, 105)
 fig.tight_layout()
+
+# %%
+# Which images make a bag relevant? ``instance_scores`` credits each image with the terms of the bag's
+# decision value it attains (a bag's scores add up to its decision value minus the intercept). For the
+# four highest-scoring test bags, the largest score (in red) falls on the 3.
+top_bags = order[:4]
+explained = clf.instance_scores([bags_test[i] for i in top_bags])
+fig, axes = plt.subplots(len(top_bags), max(len(bags_test[i]) for i in top_bags), figsize=(8, 1.3 * len(top_bags)),
+                         squeeze=False)
+for row, (bag_index, contributions) in enumerate(zip(top_bags, explained)):
+    bag = bags_test[bag_index]
+    for col, ax in enumerate(axes[row]):
+        ax.set_axis_off()
+        if col < len(bag):
+            ax.imshow(bag[col].reshape(8, 8), cmap="gray_r")
+            ax.set_title(f"{contributions[col]:+.2f}", fontsize=7,
+                         color="C3" if col == int(np.argmax(contributions)) else "k")
+fig.tight_layout()

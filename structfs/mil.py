@@ -384,6 +384,29 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         scores = self.decision_function(bags)
         return self.classes_[(scores > 0).astype(int)]
 
+    def instance_scores(self, bags: Sequence[ArrayLike]) -> list[np.ndarray]:
+        """Each instance's contribution to its bag's decision value: one array per bag.
+
+        A bag's similarity to a selected training instance x^k is attained by one of its instances, the
+        one nearest to x^k (ties: the first); that instance is credited with the term w_k s(x^k, bag) of
+        the decision value. So an instance's score is the sum of the terms it attains, the scores of a
+        bag add up to ``decision_function(bag) - intercept_``, and the instances with the largest
+        scores are those that make a bag positive (an instance nearest to no selected x^k scores 0).
+        """
+        check_is_fitted(self)
+        weights = np.asarray(self.estimator_.coef_[0]).ravel()
+        used = np.flatnonzero(weights)
+        pool = self.embedding_.pool_[self.columns_[used]]
+        pool_sq = np.einsum("ij,ij->i", pool, pool)
+        inv_two_sigma_sq = 1.0 / (2.0 * self.embedding_.sigma_ ** 2)
+        out = []
+        for bag in self.embedding_._prepare(bags):
+            d2 = np.maximum(np.einsum("ij,ij->i", bag, bag)[:, None] + pool_sq[None, :] - 2.0 * bag @ pool.T, 0.0)
+            nearest = np.argmin(d2, axis=0)                    # per selected instance: the bag's nearest
+            terms = weights[used] * np.exp(-d2[nearest, np.arange(used.shape[0])] * inv_two_sigma_sq)
+            out.append(np.bincount(nearest, weights=terms, minlength=bag.shape[0]))
+        return out
+
 
 def _search_widths(est, D, sigmas, split, threshold_loss=None, D_cut=None):
     """StructSVMCV ``est``'s search table on the embedding of squared distances ``D`` at every kernel

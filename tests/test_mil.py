@@ -233,3 +233,22 @@ def test_n_jobs_runs_the_default_search_in_parallel_with_the_same_model():
     assert np.allclose(serial.decision_function(bags), parallel.decision_function(bags))
     with pytest.raises(ValueError, match="n_jobs"):
         MILESClassifier(n_jobs=2, estimator=StructSVM()).fit(bags, y)
+
+
+def test_instance_scores_add_up_to_the_decision_and_point_at_the_witness():
+    """Each bag's instance scores sum to its decision value less the intercept, and in positive bags
+    the instance that carries the concept (the shifted one) has the largest score."""
+    rng = np.random.default_rng(0)
+    bags = [rng.normal(size=(int(rng.integers(2, 7)), 3)) for _ in range(90)]
+    y = np.array([int(i % 3 == 0) for i in range(90)])
+    witness = {}
+    for i in np.flatnonzero(y):
+        witness[i] = int(rng.integers(len(bags[i])))
+        bags[i][witness[i]] += 3.0
+    clf = MILESClassifier().fit(bags[:60], y[:60])
+    scores = clf.instance_scores(bags[60:])
+    assert [s.shape for s in scores] == [(len(b),) for b in bags[60:]]
+    totals = np.array([s.sum() for s in scores]) + clf.estimator_.intercept_[0]
+    assert np.allclose(totals, clf.decision_function(bags[60:]), atol=1e-10)
+    hits = [int(np.argmax(scores[i - 60])) == witness[i] for i in witness if i >= 60]
+    assert np.mean(hits) >= 0.9
