@@ -82,8 +82,8 @@ def main():
         mean = rows.mean(axis=0)
         d = rows[:, 0] - rows[:, 3]
         cells = [f"{mean[i]:.1f} / {mean[i + 1]:.1f} / {mean[i + 2]:.1f}" for i in (0, 3, 6)]
-        print(f"| {name} | {len(rows)} | {' | '.join(cells)} | {d.mean():+.2f} ± {d.std(ddof=1) / np.sqrt(len(d)):.2f} |",
-              flush=True)
+        se = d.std(ddof=1) / np.sqrt(len(d))
+        print(f"| {name} | {len(rows)} | {' | '.join(cells)} | {d.mean():+.2f} ± {se:.2f} |", flush=True)
         for r in rows:
             print("  per problem: " + ", ".join(f"{v:.1f}" for v in r), flush=True)
 
