@@ -19,14 +19,17 @@ if TYPE_CHECKING:       # what type checkers and IDEs see; at run time the names
     from .estimators import OneVsRestStructSVM, StructSVM
     from .model_io import load_model, save_model
     from .model_selection import StructSVMCV
+    from .multilabel import MultiLabelStructSVM, MultiLabelStructSVMCV
 
 _PUBLIC = {
     "StructSVM": "estimators", "OneVsRestStructSVM": "estimators", "StructSVMCV": "model_selection",
     "save_model": "model_io", "load_model": "model_io",
+    "MultiLabelStructSVM": "multilabel", "MultiLabelStructSVMCV": "multilabel",
 }
-_SUBMODULES = ("losses", "metrics", "mil", "solvers", "datasets", "testing", "shards", "cluster", "preprocessing")
+_SUBMODULES = ("losses", "metrics", "mil", "multilabel", "solvers", "datasets", "testing", "shards", "cluster", "preprocessing")
 
-__all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "save_model", "load_model", "losses", "metrics",
+__all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "MultiLabelStructSVM", "MultiLabelStructSVMCV",
+           "save_model", "load_model", "losses", "metrics",
            "__version__"]
 
 

@@ -1,0 +1,365 @@
+"""Many labels under one measure and one feature budget: MultiLabelStructSVM and MultiLabelStructSVMCV.
+
+An indicator matrix Y (n documents x L labels) makes n L (document, label) decisions. The joint model
+has one weight vector per label, w_l, and scores decision (i, l) by w_l . x_i + b_l. Written as one
+binary problem, decision (i, l) is row l n + i of the block-diagonal matrix diag(X, ..., X) with the
+label's intercept column beside it (value ``bias``), and the joint feature map of a labeling of all
+n L decisions is the binary one on those rows. So
+
+* ``average="micro"``: ONE structured loss over all n L decisions (micro-F1 is the F1 of their pooled
+  contingency table), solved exactly as a binary problem on the expanded rows: the same oracle, the
+  same certificate;
+* ``average="macro"``: the mean of the per-label losses, Delta = (1/L) sum_l Delta_l, whose most
+  violated output is every label's own most violated labeling (the labels' terms are separate), with
+  Psi scaled by 1/L (:class:`LabelwiseLoss`); the labels are still solved jointly, sharing the budget;
+* one budget shared by all labels: input feature j is the group of its L weights (one column per
+  label), and feature generation counts groups (:class:`structfs.solvers.GroupBSupport`), so "these
+  100 words serve every label". The features are chosen as StructSVMCV chooses them, in rounds of
+  budget // 5 groups (at least one) up to ``budget``, with one shared intercept (the solver's bias
+  feature, which no budget counts); the model is then refitted without budget on the chosen features
+  with every label's own intercept (the debiasing refit of StructSVM's ``refit``, which also undoes
+  the norm's shrinkage).
+
+Memory: the expanded matrix holds L copies of X's nonzeros.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _defaults
+from .estimators import StructSVM
+from .losses import Loss, get_loss
+
+__all__ = ["LabelwiseLoss", "MultiLabelStructSVM", "MultiLabelStructSVMCV"]
+
+_AVERAGES = ("micro", "macro")
+
+
+class LabelwiseLoss(Loss):
+    """The mean over L labels of a binary loss, for label-major stacked decisions: rows l n .. (l+1) n - 1
+    are label l's n decisions. Its most violated output is each label's own (the terms are separate),
+    with every label's Psi coefficients divided by L; its measure is the mean of the labels' measures.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from structfs.multilabel import LabelwiseLoss
+    >>> loss = LabelwiseLoss("f1", n_labels=2)
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0])    # label 0: first three rows, label 1: the rest
+    >>> s = np.array([1.0, -1.0, -1.0, -1.0, 1.0, 1.0])
+    >>> round(loss.score(y, s), 2)                      # F1 66.67 for label 0, 100 for label 1
+    83.33
+    """
+
+    def __init__(self, loss="f1", n_labels=1, loss_params=None):
+        self.loss = loss
+        self.n_labels = n_labels
+        self.loss_params = loss_params
+        self.base = get_loss(loss, **(loss_params or {}))
+        self.name = f"macro {self.base.name}"
+
+    @property
+    def params(self):
+        return {"loss": self.loss, "n_labels": self.n_labels, "loss_params": self.loss_params}
+
+    def _blocks(self, v):
+        if v.shape[0] % self.n_labels:
+            raise ValueError(f"{v.shape[0]} decisions do not split into {self.n_labels} labels of equal size.")
+        return v.reshape(self.n_labels, -1)
+
+    def _check_classes(self, y):
+        for block in self._blocks(y):
+            self.base._check_classes(block)
+
+    def oracle(self, y, s):
+        parts = [self.base.oracle(yl, sl) for yl, sl in zip(self._blocks(y), self._blocks(s))]
+        coef = np.concatenate([c for c, _ in parts]) / self.n_labels
+        return coef, float(np.mean([d for _, d in parts]))
+
+    def _score(self, y, s):
+        return float(np.mean([self.base._score(yl, sl) for yl, sl in zip(self._blocks(y), self._blocks(s))]))
+
+
+def indicator_matrix(Y):
+    """(Y as an (n, L) 0/1 int matrix, the labels' names, whether Y was a 1-D multi-class vector)."""
+    Y = np.asarray(Y)
+    if Y.ndim == 1:
+        classes, codes = np.unique(Y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(f"Y has a single class ({classes[0]!r}); give at least two classes or an indicator matrix.")
+        return np.eye(classes.shape[0], dtype=np.int64)[codes], classes, True
+    if Y.ndim != 2:
+        raise ValueError(f"Y must be an (n_samples, n_labels) 0/1 indicator matrix or a 1-D class vector; got "
+                         f"{Y.ndim} dimensions.")
+    if Y.dtype == bool:
+        Y = Y.astype(np.int64)
+    if not np.all(np.isin(Y, (0, 1))):
+        raise ValueError("Y must be a 0/1 indicator matrix (scikit-learn's multi-label format): it holds values "
+                         f"{np.setdiff1d(np.unique(Y), [0, 1])[:5].tolist()}.")
+    empty = np.flatnonzero(Y.sum(axis=0) == 0)
+    if empty.size:
+        raise ValueError(f"Y: label(s) {empty[:10].tolist()} have no positive example; every label needs one.")
+    return Y.astype(np.int64), np.arange(Y.shape[1]), False
+
+
+def expand(X, n_labels, bias=None):
+    """The (n L) x (m L) block-diagonal matrix of the joint problem: row l n + i is document i for label
+    l, columns l m .. l m + m - 1 label l's weights; with ``bias``, L more columns: column m L + l is
+    label l's intercept feature (value ``bias``)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n = X.shape[0]
+    blocks = sp.block_diag([X] * n_labels, format="csr")
+    if bias is None:
+        return blocks
+    intercepts = sp.kron(sp.identity(n_labels, format="csr"), sp.csr_matrix(np.full((n, 1), float(bias))),
+                         format="csr")
+    return sp.hstack([blocks, intercepts], format="csr")
+
+
+def feature_groups(n_features, n_labels):
+    """The group of every column of :func:`expand` (without intercepts): input feature j is group j."""
+    return np.tile(np.arange(n_features), n_labels)
+
+
+def _check_average(average):
+    if average not in _AVERAGES:
+        raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}.")
+
+
+def _check_budget(budget, name="budget"):
+    if budget is None:
+        return None
+    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Integral) or budget < 1:
+        raise ValueError(f"{name} must be a positive integer or None, got {budget!r}.")
+    return int(budget)
+
+
+class _MultiLabelMixin:
+    """What both estimators share: the joint problem's loss and rows, and the fitted weights read back."""
+
+    def _joint_loss(self, n_labels):
+        _check_average(self.average)
+        if self.average == "macro":
+            return LabelwiseLoss(self.loss, n_labels, self.loss_params)
+        return get_loss(self.loss, **(self.loss_params or {}))
+
+    def _prepare(self, X, Y):
+        X = validate_data(self, X, accept_sparse=["csr"], dtype=np.float64, ensure_all_finite=True)
+        Y, self.classes_, self._one_hot = indicator_matrix(Y)
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}.")
+        # label-major: label l's decisions are rows l n .. (l + 1) n - 1
+        return X, np.ravel(Y.T)
+
+    def _refit(self, X, y, features, C, loss):
+        """The model on ``features`` (None: all) without budget, every label with its own intercept."""
+        n_labels, bias = len(self.classes_), float(self.bias)
+        columns = np.arange(X.shape[1]) if features is None else features
+        inner = StructSVM(loss=loss, C=C, bias=0.0, tol=getattr(self, "tol", _defaults.TOL),
+                          max_iter=getattr(self, "max_iter", _defaults.MAX_ITER))
+        inner.fit(expand(X[:, columns], n_labels, bias if bias > 0 else None), y)
+        coef = inner.coef_
+        coef = (coef.toarray() if sp.issparse(coef) else np.asarray(coef)).ravel()
+        k = columns.shape[0]
+        self.coef_ = np.zeros((n_labels, X.shape[1]))
+        self.coef_[:, columns] = coef[:k * n_labels].reshape(n_labels, k)
+        self.intercept_ = (bias * coef[k * n_labels:] if bias > 0 else np.zeros(n_labels)) + float(inner.intercept_[0])
+        self.selected_features_ = np.flatnonzero(np.any(self.coef_ != 0, axis=0))
+        for name in ("objective_", "lower_bound_", "gap_", "n_iter_", "converged_"):
+            if hasattr(inner, name):
+                setattr(self, name, getattr(inner, name))
+        self.estimator_ = inner
+        return self
+
+    @staticmethod
+    def _inputs_of(columns, n_features):
+        """The input features of the joint problem's ``columns`` (column l m + j is feature j)."""
+        return np.unique(np.asarray(columns) % n_features)
+
+    def decision_function(self, X):
+        """(n_samples, n_labels) scores; label l is predicted where its score is > 0."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
+
+    def predict(self, X):
+        """(n_samples, n_labels) 0/1 indicator matrix: 1 where the label's score is > 0."""
+        return (self.decision_function(X) > 0).astype(np.int64)
+
+    def score(self, X, Y):
+        """The loss's measure of the decisions on X against Y on scikit-learn's 0-1 scale: micro-averaged
+        (all decisions pooled) or macro-averaged (the labels' mean), as ``average`` says."""
+        check_is_fitted(self)
+        Y, _, _ = indicator_matrix(Y) if np.ndim(Y) == 2 else (np.eye(len(self.classes_), dtype=np.int64)[
+            np.searchsorted(self.classes_, np.asarray(Y))], None, True)
+        y = np.where(np.ravel(Y.T) == 1, 1.0, -1.0)
+        s = np.ravel(self.decision_function(X).T)
+        return self._joint_loss(Y.shape[1]).score(y, s) / 100.0
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class MultiLabelStructSVM(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
+    """One structural SVM for many labels: a micro-averaged measure as one structured loss over every
+    (document, label) decision, or the mean of the labels' losses, with one feature budget shared by
+    all labels (see :mod:`structfs.multilabel`).
+
+    Parameters
+    ----------
+    loss : str or structfs.losses.Loss, default="f1"
+        The binary loss, applied to all decisions pooled (``average="micro"``) or to each label
+        (``"macro"``).
+    average : {"micro", "macro"}, default="micro"
+    C : float, default=1000
+        svm_perf's trade-off, for the joint problem's loss term.
+    budget : int or None, default=None
+        At most this many input features used by the labels together (None: no budget).
+    bias : float, default=1.0
+        Value of every label's intercept feature.
+    loss_params : dict or None
+        Extra parameters of the loss (e.g. ``{"beta": 2}`` for "fbeta").
+    tol, max_iter, max_outer : as StructSVM's.
+
+    Attributes
+    ----------
+    coef_ : ndarray (n_labels, n_features)
+    intercept_ : ndarray (n_labels,)
+    classes_ : the labels: 0..L-1 for an indicator matrix, the class names for a 1-D ``y``
+    selected_features_ : sorted indices of the input features any label uses
+    objective_, lower_bound_, gap_, n_iter_ : the joint problem's, as StructSVM's
+    estimator_ : the StructSVM fitted on the joint problem's rows
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_multilabel_classification
+    >>> from structfs import MultiLabelStructSVM
+    >>> X, Y = make_multilabel_classification(200, n_features=30, n_classes=4, random_state=0)
+    >>> model = MultiLabelStructSVM(C=10, budget=8).fit(X, Y)
+    >>> model.predict(X).shape, len(model.selected_features_) <= 8
+    ((200, 4), True)
+    """
+
+    def __init__(self, loss="f1", average="micro", C=_defaults.C, budget=None, bias=_defaults.BIAS, loss_params=None,
+                 tol=_defaults.TOL, max_iter=_defaults.MAX_ITER, max_outer=_defaults.MAX_OUTER):
+        self.loss = loss
+        self.average = average
+        self.C = C
+        self.budget = budget
+        self.bias = bias
+        self.loss_params = loss_params
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_outer = max_outer
+
+    def fit(self, X, Y):
+        """Fit on X (n_samples, n_features), dense or sparse, and Y an (n_samples, n_labels) 0/1 matrix or
+        a 1-D class vector (its one-hot form)."""
+        self._joint_loss(1)                 # checks average before any work
+        budget = _check_budget(self.budget)
+        X, y = self._prepare(X, Y)
+        n_labels, m = len(self.classes_), X.shape[1]
+        loss = self._joint_loss(n_labels)
+        features = None
+        if budget is not None and budget < m:
+            per_round = max(1, budget // 5)
+            chooser = StructSVM(loss=loss, C=self.C, budget=per_round, groups=feature_groups(m, n_labels),
+                                bias=self.bias, max_outer=budget // per_round, tol=self.tol, max_iter=self.max_iter)
+            chooser.fit(expand(X, n_labels), y)
+            features = self._inputs_of(chooser.selected_features_, m)
+        return self._refit(X, y, features, self.C, loss)
+
+
+class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
+    """MultiLabelStructSVM with C and the shared budget chosen by cross-validation over documents
+    (every fold holds all of a document's labels), by StructSVMCV on the joint problem's rows: the
+    same grid, halving, selection rule and cut.
+
+    Parameters
+    ----------
+    loss, average, bias, loss_params : as MultiLabelStructSVM's.
+    max_features : int or None, default=None
+        At most this many input features used by the labels together; the budgets of the grid are
+        StructSVMCV's under that cap. None: its default budgets, and the unbudgeted model.
+    Cs : sequence of float or None, default=None
+        As StructSVMCV's (None: its default grid, per example of the joint problem).
+    cv : int, default=3
+        Folds over documents.
+    n_jobs, verbose : as StructSVMCV's.
+
+    Attributes
+    ----------
+    As MultiLabelStructSVM's, and ``C_``, ``budget_`` (the input features of the chosen budgeted
+    candidate; None: the unbudgeted one was chosen),
+    ``cv_results_`` and ``best_score_`` of the search on the joint problem.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_multilabel_classification
+    >>> from structfs import MultiLabelStructSVMCV
+    >>> X, Y = make_multilabel_classification(150, n_features=20, n_classes=3, random_state=0)
+    >>> model = MultiLabelStructSVMCV(max_features=10).fit(X, Y)
+    >>> len(model.selected_features_) <= 10
+    True
+    """
+
+    def __init__(self, loss="f1", average="micro", max_features=None, Cs=None, cv=3, bias=_defaults.BIAS,
+                 loss_params=None, n_jobs=None, verbose=0):
+        self.loss = loss
+        self.average = average
+        self.max_features = max_features
+        self.Cs = Cs
+        self.cv = cv
+        self.bias = bias
+        self.loss_params = loss_params
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _document_folds(self, Y01, n_labels):
+        """StratifiedKFold over documents (by their rarest label), each fold's rows for every label."""
+        from sklearn.model_selection import StratifiedKFold
+
+        n = Y01.shape[0]
+        if isinstance(self.cv, (bool, np.bool_)) or not isinstance(self.cv, numbers.Integral) or self.cv < 2:
+            raise ValueError(f"cv must be an integer >= 2 (folds over documents), got {self.cv!r}.")
+        frequency = Y01.sum(axis=0)
+        rarest = np.where(Y01.any(axis=1), np.argmin(np.where(Y01 == 1, frequency, np.inf), axis=1), -1)
+        counts = np.unique(rarest, return_counts=True)[1]
+        splitter = StratifiedKFold(int(self.cv), shuffle=True, random_state=0)
+        strata = rarest if counts.min() >= int(self.cv) else np.zeros(n)
+        offsets = (np.arange(n_labels) * n)[:, None]
+        return [(np.sort((offsets + tr).ravel()), np.sort((offsets + te).ravel()))
+                for tr, te in splitter.split(np.zeros((n, 1)), strata)]
+
+    def fit(self, X, Y):
+        """As MultiLabelStructSVM.fit, choosing C and the budget first."""
+        from .model_selection import StructSVMCV, default_budgets
+
+        self._joint_loss(1)
+        max_features = _check_budget(self.max_features, "max_features")
+        X, y = self._prepare(X, Y)
+        Y01 = y.reshape(len(self.classes_), -1).T
+        n_labels, m = len(self.classes_), X.shape[1]
+        loss = self._joint_loss(n_labels)
+        # the budgets count groups, one per input feature; the cap counts columns, L per input feature
+        search = StructSVMCV(loss=loss, Cs=self.Cs, cv=self._document_folds(Y01, n_labels),
+                             max_features=None if max_features is None else max_features * n_labels,
+                             budgets=None if max_features is None else default_budgets(max_features),
+                             groups=feature_groups(m, n_labels), bias=self.bias, n_jobs=self.n_jobs,
+                             verbose=self.verbose)
+        search.fit(expand(X, n_labels), y)
+        features = None if search.budget_ is None else self._inputs_of(search.selected_features_, m)
+        self.search_ = search
+        self.C_ = search.C_
+        self.budget_ = None if features is None else int(features.shape[0])
+        self.cv_results_ = search.cv_results_
+        self.best_score_ = search.best_score_
+        return self._refit(X, y, features, search.C_, loss)

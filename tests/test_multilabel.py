@@ -1,0 +1,128 @@
+"""Many labels under one measure and one budget: the joint loss against brute force, the joint objective
+against cvxpy, the shared budget, the input forms and bad input."""
+import itertools
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.datasets import make_multilabel_classification
+
+from structfs import MultiLabelStructSVM, MultiLabelStructSVMCV
+from structfs.losses import get_loss
+from structfs.multilabel import LabelwiseLoss, expand
+
+
+def _labelings(n):
+    for bits in itertools.product((-1.0, 1.0), repeat=n):
+        yield np.array(bits)
+
+
+def macro_delta(y, y_bar, n_labels, base="f1"):
+    loss = get_loss(base)
+    return np.mean([loss.delta(yl, bl) for yl, bl in zip(y.reshape(n_labels, -1), y_bar.reshape(n_labels, -1))])
+
+
+@pytest.mark.parametrize("base", ["f1", "error", "prec@rec"])
+def test_macro_oracle_attains_the_brute_force_maximum(base):
+    """Delta = the labels' mean loss; Psi = the labels' joint features scaled by 1/L. The oracle's
+    output attains max over all labelings of the n L decisions of Delta - coef . s."""
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        n_labels, n = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+        y = np.where(rng.random(n * n_labels) < 0.5, 1.0, -1.0)
+        y.reshape(n_labels, n)[:, 0] = 1.0                       # every label has a positive
+        s = rng.normal(size=n * n_labels) * 3
+        loss = LabelwiseLoss(base, n_labels)
+        coef, delta = loss.most_violated(y, s)
+        best = -np.inf
+        for y_bar in _labelings(n * n_labels):
+            blocks = y_bar.reshape(n_labels, -1)
+            if base == "prec@rec" and any(
+                    np.sum((yl > 0) & (bl > 0)) < np.ceil(0.9 * np.sum(yl > 0) - 1e-9)
+                    for yl, bl in zip(y.reshape(n_labels, -1), blocks)):
+                continue
+            joint_coef = (50.0 / n) * (y - y_bar) / n_labels
+            best = max(best, macro_delta(y, y_bar, n_labels, base) - joint_coef @ s)
+        assert delta - coef @ s == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("average", ["micro", "macro"])
+def test_joint_objective_is_the_exact_optimum(average):
+    rng = np.random.default_rng(1)
+    n, n_labels = 4, 2
+    X = rng.normal(size=(n, 2))
+    Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
+    model = MultiLabelStructSVM(C=10.0, average=average, tol=1e-6).fit(X, Y)
+    rows = expand(X, n_labels, 1.0).toarray()
+    y = np.where(np.ravel(Y.T) == 1, 1.0, -1.0)
+    planes, deltas = [], []
+    for y_bar in _labelings(n * n_labels):
+        if average == "micro":
+            coef, delta = (50.0 / (n * n_labels)) * (y - y_bar), get_loss("f1").delta(y, y_bar)
+        else:
+            coef, delta = (50.0 / n) * (y - y_bar) / n_labels, macro_delta(y, y_bar, n_labels)
+        planes.append(coef @ rows)
+        deltas.append(delta)
+    w, xi = cp.Variable(rows.shape[1]), cp.Variable(nonneg=True)
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + 10.0 * xi), [np.array(planes) @ w >= np.array(deltas) - xi])
+    problem.solve(solver=cp.CLARABEL)
+    assert model.lower_bound_ <= problem.value * (1 + 1e-6) + 1e-9
+    assert problem.value <= model.objective_ * (1 + 1e-6)
+    assert model.objective_ - problem.value <= model.gap_ + 1e-6 * problem.value
+
+
+def test_shared_budget_caps_the_features_all_labels_use():
+    X, Y = make_multilabel_classification(300, n_features=40, n_classes=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MultiLabelStructSVM(C=100.0, budget=6).fit(X, Y)
+        free = MultiLabelStructSVM(C=100.0).fit(X, Y)
+    assert 1 <= len(model.selected_features_) <= 6
+    assert np.all(model.coef_[:, np.setdiff1d(np.arange(40), model.selected_features_)] == 0)
+    assert model.coef_.shape == (5, 40) and model.intercept_.shape == (5,)
+    assert len(free.selected_features_) == 40
+    P = model.predict(X)
+    assert P.shape == (300, 5) and set(np.unique(P)) <= {0, 1}
+    assert np.array_equal(P, (model.decision_function(X) > 0).astype(int))
+
+
+def test_micro_f1_of_the_joint_model_is_its_score():
+    from sklearn.metrics import f1_score
+
+    X, Y = make_multilabel_classification(300, n_features=20, n_classes=4, random_state=2)
+    model = MultiLabelStructSVM(C=100.0).fit(X[:200], Y[:200])
+    assert model.score(X[200:], Y[200:]) == pytest.approx(f1_score(Y[200:], model.predict(X[200:]), average="micro"))
+    macro = MultiLabelStructSVM(C=100.0, average="macro").fit(X[:200], Y[:200])
+    assert macro.score(X[200:], Y[200:]) == pytest.approx(f1_score(Y[200:], macro.predict(X[200:]), average="macro"))
+
+
+def test_a_class_vector_is_its_one_hot_form():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 5))
+    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3], axis=1)]
+    model = MultiLabelStructSVM(C=100.0).fit(X, y)
+    assert list(model.classes_) == ["a", "b", "c"] and model.predict(X).shape == (90, 3)
+    assert model.score(X, y) > 0.6
+
+
+def test_cross_validation_keeps_the_cap_on_distinct_features():
+    X, Y = make_multilabel_classification(240, n_features=30, n_classes=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MultiLabelStructSVMCV(max_features=8).fit(X, Y)
+    assert len(model.selected_features_) <= 8 and model.C_ > 0
+    assert model.budget_ is not None and model.budget_ <= 8
+
+
+@pytest.mark.parametrize("params,Y,match", [
+    ({"average": "weighted"}, None, "average"),
+    ({"budget": 0}, None, "budget"),
+    ({}, np.array([[0, 2], [1, 0], [1, 1]]), "0/1"),
+    ({}, np.array([[0, 1], [1, 1], [0, 1]])[:, [1, 0]] * np.array([1, 0]), "no positive"),
+])
+def test_bad_input_names_the_argument(params, Y, match):
+    X = np.eye(3)
+    Y = np.array([[0, 1], [1, 0], [1, 1]]) if Y is None else Y
+    with pytest.raises(ValueError, match=match):
+        MultiLabelStructSVM(**params).fit(X, Y)
