@@ -21,9 +21,9 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegressionCV
 from sklearn.metrics import make_scorer, precision_score, recall_score
-from sklearn.base import clone
 from sklearn.model_selection import TunedThresholdClassifierCV, cross_val_predict
 
 from benchmarks.halving import _r8_topics, _sms_problems

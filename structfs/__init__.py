@@ -26,7 +26,8 @@ _PUBLIC = {
     "save_model": "model_io", "load_model": "model_io",
     "MultiLabelStructSVM": "multilabel", "MultiLabelStructSVMCV": "multilabel",
 }
-_SUBMODULES = ("losses", "metrics", "mil", "multilabel", "solvers", "datasets", "testing", "shards", "cluster", "preprocessing")
+_SUBMODULES = ("losses", "metrics", "mil", "multilabel", "solvers", "datasets", "testing", "shards", "cluster",
+               "preprocessing")
 
 __all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "MultiLabelStructSVM", "MultiLabelStructSVMCV",
            "save_model", "load_model", "losses", "metrics",

@@ -22,8 +22,20 @@ FILE_MODE, DIR_MODE = 0o666 & ~_UMASK, 0o777 & ~_UMASK
 
 @contextlib.contextmanager
 def atomic_write(path, mode="w", encoding="utf-8"):
-    """Open a temporary file beside ``path`` for writing; on success it replaces ``path``."""
-    path = os.fspath(path)
+    """Open a temporary file beside ``path`` for writing; on success it replaces ``path``.
+
+    Only regular files are replaced, as GNU ``cp`` and ``sort -o`` treat their output: a symbolic link is
+    followed (its target is replaced, the link kept), and a device, a FIFO or a socket is written
+    through, in place (renaming over /dev/null would replace the device node)."""
+    path = os.path.realpath(os.fspath(path))
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with open(path, mode, encoding=None if "b" in mode else encoding) as fh:
+            yield fh
+        return
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     try:

@@ -81,7 +81,7 @@ def is_dask_array(X):
     return type(X).__module__.startswith("dask.array") and hasattr(X, "to_delayed")
 
 
-def check_magnitude(X, name="X"):
+def check_magnitude(X, name="X", limit=None, why="overflow when squared"):
     """ValueError when a dense or sparse ``X`` holds a value beyond :data:`MAX_ABS_VALUE` in magnitude.
 
     Skipped, like scikit-learn's finiteness check, under ``sklearn.config_context(assume_finite=True)``:
@@ -94,11 +94,12 @@ def check_magnitude(X, name="X"):
         values = X.data if X.format in ("csr", "csc", "coo", "bsr", "dia") else X.tocoo().data
     else:
         values = np.asarray(X)
+    limit = MAX_ABS_VALUE if limit is None else limit
     if values.size:
         largest = float(np.max(np.abs(values)))
-        if largest > MAX_ABS_VALUE:
-            raise ValueError(f"{name} holds a value of magnitude {largest:.3g}; values beyond {MAX_ABS_VALUE:g} "
-                             "overflow when squared. Scale the features (e.g. sklearn.preprocessing.MaxAbsScaler).")
+        if largest > limit:
+            raise ValueError(f"{name} holds a value of magnitude {largest:.3g}; values beyond {limit:g} "
+                             f"{why}. Scale the features (e.g. sklearn.preprocessing.MaxAbsScaler).")
     return X
 
 

@@ -237,13 +237,21 @@ def _scores_for(args):
     return model, model.decision_function(X), y
 
 
+def _numeric_classes(model):
+    """The model's classes as floats (an SVMlight file's labels), or None when they are not numbers."""
+    try:
+        return np.asarray(model.classes_, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
 def _predict(args):
     _check_output(args.out_file, args.test_file, args.model_file)
     model, scores, y = _scores_for(args)
     with atomic_write(args.out_file) as fh:          # a full disk leaves no partial prediction file
         np.savetxt(fh, scores[:, None] if scores.ndim == 1 else scores, fmt="%.10g")
     # as svm_perf_classify: the test file's labels, when they are the model's classes, give the report
-    if args.verbose and np.all(np.isin(y, np.asarray(model.classes_, dtype=float))):
+    if args.verbose and _numeric_classes(model) is not None and np.all(np.isin(y, _numeric_classes(model))):
         _print_report(args.test_file, model.classes_, scores, y)
     return 0
 
@@ -301,14 +309,18 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None, o
                 continue
             kw = {"k_frac": k_frac} if k_frac and name in ("Prec@k", "Rec@k") else {}
             if name in _K_LOSSES:          # the loss knows svm_perf's default k and whether k may exceed n
-                out[f"k of {name}"].append(get_loss(_K_LOSSES[name], k_frac=k_frac or None).k_for(n_pos, len(yy)))
+                try:
+                    out[f"k of {name}"].append(get_loss(_K_LOSSES[name], k_frac=k_frac or None).k_for(n_pos, len(yy)))
+                except ValueError:         # Prec@k with k beyond n (--p asked for Rec@k's sake): undefined
+                    values.append(float("nan"))
+                    continue
             if name == "pAUC":
                 kw = {"beta": beta}
             if name in _OPERATING_MEASURES:
                 option = OPERATING_POINTS[_OPERATING_MEASURES[name]][0]
                 kw = {option: operating[option]}
             values.append(fn(yy, col, **kw))
-        out[name] = float(np.mean(values)) if values else float("nan")
+        out[name] = float(np.mean(values)) if values and not np.isnan(values).any() else float("nan")
     return out
 
 
@@ -348,7 +360,11 @@ def _evaluate(args):
     resolve_beta(args.beta, "--beta")                 # before reading anything
     _operating_options(args)
     model, scores, y = _scores_for(args)
-    unknown = np.setdiff1d(np.unique(y), np.asarray(model.classes_, dtype=float))
+    classes = _numeric_classes(model)
+    if classes is None:
+        raise CLIError(f"{args.model_file} has the classes {np.asarray(model.classes_).tolist()[:5]}, not numbers: an "
+                       f"SVMlight file's labels cannot be them (predict writes the scores)")
+    unknown = np.setdiff1d(np.unique(y), classes)
     if unknown.size:
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
@@ -376,6 +392,9 @@ def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_labe
         if name == "Error":
             continue
         shown = f"{_SVMPERF_NAMES.get(name, name) + ':':10s} {result[name]:6.2f}"
+        if name == "Prec@k" and np.isnan(result[name]):
+            print(f"{shown[:10]}    n/a  (k = {k_frac:g} x the positives exceeds the examples; Prec@k needs k <= n)")
+            continue
         ks = result.get(f"k of {name}")
         if ks:
             fraction = f"{k_frac or LOSSES[_K_LOSSES[name]].default_frac:g}"

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 from . import _defaults
-from ._validation import check_magnitude, is_dask_array, keeps_state_on_failure
+from ._validation import MAX_ABS_VALUE, check_magnitude, is_dask_array, keeps_state_on_failure
 from .losses import Loss, get_loss
 from .solvers import Solver, penalty_for
 from .solvers.data import is_row_blocks
@@ -383,6 +383,12 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         groups = check_groups(self.groups, X.shape[1])
         if self.interactions:
             check_pair_scoring(X)
+            if X.shape[1] < 2:
+                raise ValueError(f"interactions=True needs at least two features to pair; X has {X.shape[1]}.")
+            if not is_row_blocks(X):
+                # a pair's value x_j x_k is squared in the Gram matrices: |x| <= 1e75 keeps that finite
+                check_magnitude(X, limit=MAX_ABS_VALUE ** 0.75, why="overflow once paired (interactions=True "
+                                "squares the products x_j x_k)")
         positive = positive_class(self.classes_, self.pos_label)
         # the loss measures the positive class; the fitted model keeps scikit-learn's orientation
         # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
@@ -600,6 +606,10 @@ def check_groups(groups, n_features):
         raise ValueError(f"groups must hold integer labels, got dtype {labels.dtype}.")
     if labels.size and labels.min() < 0:
         raise ValueError(f"groups must hold non-negative labels; found {labels.min():g}.")
+    # labels are int64 (as selected_groups_ returns them): a larger one would wrap or merge with others
+    if labels.size and labels.max() >= 2.0 ** 63:
+        raise ValueError(f"groups must hold labels below 2**63 (int64); found {labels.max():.6g}. Renumber the "
+                         "groups, e.g. np.unique(groups, return_inverse=True)[1].")
     return labels.astype(np.int64)
 
 

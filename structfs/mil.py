@@ -79,7 +79,8 @@ def _bag_blocks(sizes, max_rows):
         first = stop
 
 
-_SIGMA = Interval(Real, 0, np.inf, closed="neither")
+# exp(-d^2 / (2 sigma^2)) needs 2 sigma^2 to be a finite, normal double
+_SIGMA = Interval(Real, 1e-150, 1e150, closed="both")
 
 
 class MILESEmbedding(TransformerMixin, BaseEstimator):

@@ -399,13 +399,22 @@ def load_model(path: str | os.PathLike) -> BaseEstimator:
     """Read and validate a model file written by :func:`save_model` (or ``structfs train``)."""
     text = read_small_text(path, "structfs model file")
     try:
-        return _load(json.loads(text, parse_constant=_reject_constant))
+        return _load(json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a structfs model file (corrupt or truncated JSON: {exc.msg}).") from None
     except RecursionError:
         raise ValueError(f"{path}: not a structfs model file (JSON nested too deeply).") from None
     except ModelFileError as exc:
         raise ValueError(f"{path}: model file is corrupt or invalid: {str(exc).rstrip('.')}.") from None
+
+
+def _parse_int(digits):
+    # No count, index or label of a model needs 40 digits; Python refuses 4,300 with a message naming
+    # neither the file nor the value.
+    if len(digits.lstrip("-")) > 40:
+        raise ModelFileError(f"an integer of {len(digits.lstrip('-'))} digits ({digits[:12]}...) is no count, index or "
+                             "label of a model")
+    return int(digits)
 
 
 def _reject_constant(name):

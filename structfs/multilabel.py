@@ -91,7 +91,8 @@ def indicator_matrix(Y):
     if Y.ndim == 1:
         classes, codes = np.unique(Y, return_inverse=True)
         if classes.shape[0] < 2:
-            raise ValueError(f"Y has a single class ({classes[0]!r}); give at least two classes or an indicator matrix.")
+            raise ValueError(f"Y has a single class ({classes[0]!r}); give at least two classes or an indicator "
+                             "matrix.")
         return np.eye(classes.shape[0], dtype=np.int64)[codes], classes, True
     if Y.ndim != 2:
         raise ValueError(f"Y must be an (n_samples, n_labels) 0/1 indicator matrix or a 1-D class vector; got "

@@ -26,15 +26,20 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
     from sklearn.datasets import load_svmlight_file
 
     path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise ValueError(f"no such file: {path}")
+    if os.path.isdir(path) or not os.path.exists(path):
+        raise ValueError(f"no such file: {path}" if not os.path.exists(path) else f"{path} is a directory, not a file")
+    source = path
+    if not os.path.isfile(path):          # a pipe, a FIFO, /dev/stdin: readable once, so read it whole
+        with open(path, "rb") as fh:
+            source = fh.read()
     try:
-        X, y = load_svmlight_file(path, n_features=n_features, zero_based=False, dtype=dtype)
+        X, y = load_svmlight_file(io.BytesIO(source) if isinstance(source, bytes) else source,
+                                  n_features=n_features, zero_based=False, dtype=dtype)
         error = _value_problem(X, y)
     except (ValueError, OverflowError) as exc:
         error = exc
     if error:
-        with open(path, "rb") as fh:
+        with (io.BytesIO(source) if isinstance(source, bytes) else open(path, "rb")) as fh:
             raise ValueError(f"{path}: {first_problem(fh, 1) or error}") from None
     return X, y
 
@@ -81,7 +86,13 @@ def first_problem(fh, first_line):
     """'line N: ...' for the first line of a binary file object that is not a valid SVMlight line
     (numbering from ``first_line``), or None."""
     for number, raw in enumerate(fh, first_line):
-        body = raw.decode("utf-8", errors="replace").split("#", 1)[0].split()
+        data = raw.split(b"#", 1)[0]
+        if not data.isascii():
+            # Python's float() and str.split() take non-ASCII digits and spaces that the parser does not
+            at = next(i for i, byte in enumerate(data) if byte > 127)
+            char = data[at:].decode("utf-8", errors="replace")[:1]
+            return f"line {number}: a non-ASCII character {char!r} (U+{ord(char):04X}); SVMlight data are ASCII"
+        body = data.decode("ascii").split()
         if body:
             problem = _line_problem(body)
             if problem:

@@ -65,7 +65,8 @@ def test_joint_objective_is_the_exact_optimum(average):
         planes.append(coef @ rows)
         deltas.append(delta)
     w, xi = cp.Variable(rows.shape[1]), cp.Variable(nonneg=True)
-    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + 10.0 * xi), [np.array(planes) @ w >= np.array(deltas) - xi])
+    constraints = [np.array(planes) @ w >= np.array(deltas) - xi]
+    problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + 10.0 * xi), constraints)
     problem.solve(solver=cp.CLARABEL)
     assert model.lower_bound_ <= problem.value * (1 + 1e-6) + 1e-9
     assert problem.value <= model.objective_ * (1 + 1e-6)

@@ -328,7 +328,9 @@ class SolverPath:
         dual point."""
         state, tol = self.state, self.solver.tol
         with blas_limited(self.solver.blas_threads):
-            if polish and state.n_iter < self.solver.max_iter and not state.best - state.lower <= self.C * tol:
+            # no group generated (every column zero, or squares below the smallest double): nothing to polish
+            if (polish and self.ws.groups and state.n_iter < self.solver.max_iter
+                    and not state.best - state.lower <= self.C * tol):
                 solve_restricted(self.ws, self.cache, self.y, self.loss, state, self._inner, outer=self.n_outer)
             state.lower = max(state.lower, self.penalty.lower_bound(self.ws, self._most_violated()[1]))
 
