@@ -206,3 +206,15 @@ def test_command_line_trains_and_reports_operating_points(tmp_path, capsys):
     assert "Prec@Rec" in printed and "at recall >= 0.8" in printed and "false-positive rate <= 0.01" in printed
     assert main(["train", "-l", "rec@prec", "--precision", "0", str(tmp_path / "train"), str(tmp_path / "m2")]) == 1
     assert "--precision must be in (0, 1]" in capsys.readouterr().err
+
+
+def test_search_chooses_the_training_loss_by_the_operating_point():
+    """StructSVMCV with an operating-point loss also searches with F1 as the training loss, both scored
+    by the operating point's measure: the returned model is the better of the two searches."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(900, n_features=15, n_informative=4, weights=[0.8], random_state=1)
+    model = StructSVMCV(loss="tpr@fpr", loss_params={"fpr": 0.1}, cv=3).fit(X, y)
+    own = StructSVMCV(loss="tpr@fpr", loss_params={"fpr": 0.1}, cv=3, scoring=get_scorer("tpr@fpr", fpr=0.1)).fit(X, y)
+    assert model.loss_.name in ("tpr@fpr", "f1")
+    assert model.best_score_ >= own.best_score_ - 1e-12
