@@ -44,13 +44,14 @@ def _compile(args):
     return 0
 
 
-def read_svmlight(path, n_features=None):
+def read_svmlight(path, n_features=None, multilabel=False):
     """(X CSR, y) from an SVMlight/LIBSVM file (1-based indices, qid ignored, # comments allowed);
-    a malformed file is reported with its line number."""
+    a malformed file is reported with its line number. ``multilabel``: comma-separated labels per line,
+    y a list of tuples."""
     from .svmlight import load_svmlight
 
     try:
-        return load_svmlight(path, n_features=n_features)
+        return load_svmlight(path, n_features=n_features, multilabel=multilabel)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
 
@@ -170,6 +171,8 @@ def _train(args):
               "has one algorithm", file=sys.stderr)
     if args.cv is not None and is_shard_directory(args.train_file):
         raise CLIError("--cv needs the training data in memory (an SVMlight file), not a shard directory")
+    if getattr(args, "multilabel", False):
+        return _train_multilabel(args)
     check_parameters(_estimator(args, 2))          # bad options fail before the data are read
     X, y = _read_training_data(args.train_file)
     n_classes = np.unique(y).shape[0]
@@ -192,6 +195,64 @@ def _train(args):
                 f"C {est.C_:.4g}, budget {est.budget_}, groups {est.n_groups_}, loss {est.loss_.name}"
                 for est in searched))
     return 0
+
+
+def _multilabel_estimator(args):
+    from .multilabel import MultiLabelStructSVM, MultiLabelStructSVMCV
+
+    loss = _loss_name(args.loss)
+    loss_params = _estimator(args, 2).get_params()["loss_params"]
+    if args.cv is not None:
+        return MultiLabelStructSVMCV(loss=loss, average=args.average, max_features=args.max_features, cv=args.cv,
+                                     bias=args.bias, loss_params=loss_params, n_jobs=args.jobs)
+    if args.max_features is not None and args.budget is None:
+        raise CLIError("--max-features with --multilabel caps a search (--cv); without it set -B, the shared budget")
+    return MultiLabelStructSVM(loss=loss, average=args.average, C=_defaults.C if args.C is None else args.C,
+                               budget=args.budget, bias=args.bias, loss_params=loss_params, tol=args.tol,
+                               max_outer=args.max_outer)
+
+
+def _train_multilabel(args):
+    """One joint model for a file whose lines carry comma-separated labels; -B is the budget all labels
+    share, --average micro or macro."""
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    from .estimators import check_parameters
+    from .model_io import save_model
+    from .multilabel import _check_average
+
+    if args.pos_label is not None or args.interactions:
+        raise CLIError("--multilabel takes neither --pos-label nor --interactions")
+    _check_average(args.average)
+    check_parameters(_multilabel_estimator(args)) if args.cv is None else None
+    X, labels = read_svmlight(args.train_file, multilabel=True)
+    binarizer = MultiLabelBinarizer()
+    Y = binarizer.fit_transform(labels)
+    model = _multilabel_estimator(args)
+    t0 = time.perf_counter()
+    model.fit(X, Y)
+    model.classes_ = binarizer.classes_            # the labels as the file writes them
+    save_model(model, args.model_file)
+    if args.verbose:
+        print(f"trained on {X.shape[0]} examples x {X.shape[1]} features, {Y.shape[1]} labels ({args.average}-"
+              f"averaged {model.loss}) in {time.perf_counter() - t0:.2f} s; {len(model.selected_features_)} "
+              f"features shared by all labels; model written to {args.model_file}")
+    return 0
+
+
+def _multilabel_report(test_file, model, scores, labels):
+    """Micro- and macro-averaged precision, recall and F1 of the labels the scores predict (score > 0)."""
+    from sklearn.metrics import f1_score, precision_score, recall_score
+
+    Y = np.array([[c in set(row) for c in model.classes_] for row in labels], dtype=int)
+    P = (scores > 0).astype(int)
+    print(f"{test_file}: {len(labels)} examples, {Y.shape[1]} labels (multi-label; a label is predicted where "
+          "its score is > 0)")
+    for average in ("micro", "macro"):
+        print(f"{average}-precision: {100 * precision_score(Y, P, average=average, zero_division=0):6.2f}  "
+              f"{average}-recall: {100 * recall_score(Y, P, average=average, zero_division=0):6.2f}  "
+              f"{average}-F1: {100 * f1_score(Y, P, average=average, zero_division=0):6.2f}")
+    print(f"exact label sets: {100 * np.mean(np.all(Y == P, axis=1)):.2f}%")
 
 
 def _scores_on_shards(model, path):
@@ -224,7 +285,8 @@ def _scores_for(args):
     if is_shard_directory(args.test_file):
         scores, y = _scores_on_shards(model, args.test_file)
         return model, scores, y
-    X, y = read_svmlight(args.test_file, n_features=None)
+    multilabel = type(model).__name__ == "MultiLabelStructSVM"
+    X, y = read_svmlight(args.test_file, n_features=None, multilabel=multilabel)
     n_model = model.n_features_in_
     if X.shape[1] > n_model:
         # as svm_perf_classify: features the model never saw have no weight (new vocabulary is normal)
@@ -251,6 +313,10 @@ def _predict(args):
     with atomic_write(args.out_file) as fh:          # a full disk leaves no partial prediction file
         np.savetxt(fh, scores[:, None] if scores.ndim == 1 else scores, fmt="%.10g")
     # as svm_perf_classify: the test file's labels, when they are the model's classes, give the report
+    if isinstance(y, list):
+        if args.verbose:
+            _multilabel_report(args.test_file, model, scores, y)
+        return 0
     if args.verbose and _numeric_classes(model) is not None and np.all(np.isin(y, _numeric_classes(model))):
         _print_report(args.test_file, model.classes_, scores, y)
     return 0
@@ -360,6 +426,9 @@ def _evaluate(args):
     resolve_beta(args.beta, "--beta")                 # before reading anything
     _operating_options(args)
     model, scores, y = _scores_for(args)
+    if isinstance(y, list):                          # a multi-label model on a multi-label file
+        _multilabel_report(args.test_file, model, scores, y)
+        return 0
     classes = _numeric_classes(model)
     if classes is None:
         raise CLIError(f"{args.model_file} has the classes {np.asarray(model.classes_).tolist()[:5]}, not numbers: an "
@@ -558,6 +627,12 @@ def build_parser():
                            description="Learn a linear model optimising the chosen measure; more than two "
                                        "classes are handled one-vs-rest. TRAIN_FILE may be a shard directory "
                                        "(structfs shard): it is read from disk one shard at a time (needs -B).")
+    train.add_argument("--multilabel", action="store_true",
+                       help="lines carry comma-separated labels (e.g. '2,5 1:0.3 7:1'): one joint model for all "
+                            "labels, -B the number of features they share")
+    train.add_argument("--average", choices=["micro", "macro"], default="micro",
+                       help="with --multilabel: the loss over all (example, label) decisions pooled (micro, "
+                            "default) or the mean of the labels' losses (macro)")
     train.add_argument("train_file", metavar="TRAIN_FILE")
     train.add_argument("model_file", metavar="MODEL_FILE")
     learning_options(train)

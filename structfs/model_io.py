@@ -135,11 +135,16 @@ def _binary_record(est, shared_params=None):
 
 
 def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
-    """Write a fitted StructSVM or OneVsRestStructSVM (of StructSVMs) to ``path`` (JSON).
+    """Write a fitted StructSVM, OneVsRestStructSVM (of StructSVMs) or multi-label model to ``path`` (JSON);
+    a MultiLabelStructSVMCV is written as the MultiLabelStructSVM of its chosen C and budget.
 
     Refuses (ValueError, nothing written) what it could not read back exactly: a user-defined loss,
     non-finite values, parameters JSON cannot hold.
     """
+    from .multilabel import MultiLabelStructSVM, MultiLabelStructSVMCV
+
+    if isinstance(estimator, (MultiLabelStructSVM, MultiLabelStructSVMCV)):
+        return _save_multilabel(estimator, path)
     if not isinstance(estimator, (StructSVM, OneVsRestStructSVM)):
         hint = " (save its refitted model: save_model(cv.estimator_, path))" if hasattr(estimator, "estimator_") else ""
         raise TypeError(f"save_model takes a fitted StructSVM or OneVsRestStructSVM, got "
@@ -172,6 +177,35 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     }
     text = json.dumps(doc, allow_nan=False)
     with atomic_write(path) as fh:           # a failed write leaves the previous file as it was
+        fh.write(text)
+    return path
+
+
+def _save_multilabel(estimator, path):
+    """A multi-label model: one weight record per label, and the parameters of the MultiLabelStructSVM
+    it is (for a search: at the chosen C and budget)."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from .multilabel import MultiLabelStructSVM
+
+    check_is_fitted(estimator)
+    if not (np.isfinite(estimator.coef_).all() and np.isfinite(estimator.intercept_).all()):
+        raise ValueError("save_model refuses a model with non-finite weights.")
+    params = {k: v for k, v in estimator.get_params(deep=False).items()
+              if k in MultiLabelStructSVM().get_params(deep=False)}
+    if not isinstance(estimator, MultiLabelStructSVM):
+        params.update(C=float(estimator.C_), budget=estimator.budget_)
+    models = []
+    for coef, intercept in zip(estimator.coef_, estimator.intercept_):
+        idx, values = nonzero_weights(coef)
+        models.append({"indices": idx.tolist(), "values": values.tolist(), "intercept": float(intercept),
+                       "objective": None})
+    doc = {"format": FORMAT, "structfs_version": __version__, "format_version": FORMAT_VERSION_INTERACTIONS,
+           "kind": "multi-label", "n_features": int(estimator.n_features_in_),
+           "classes": [_plain(c, "classes") for c in estimator.classes_], "feature_names": None,
+           "params": _params_record(MultiLabelStructSVM(**params)), "models": models}
+    text = json.dumps(doc, allow_nan=False)
+    with atomic_write(path) as fh:
         fh.write(text)
     return path
 
@@ -344,8 +378,8 @@ def _load(doc):
         if unknown:
             raise ModelFileError(f"field {_shown(unknown[0])} is not part of a model file of version {version}")
     kind = _field(doc, "kind", "str")
-    if kind not in _KINDS:
-        raise ModelFileError(f"field kind must be 'binary' or 'one-vs-rest', got {kind!r}")
+    if kind not in _KINDS and kind != "multi-label":
+        raise ModelFileError(f"field kind must be 'binary', 'one-vs-rest' or 'multi-label', got {kind!r}")
     n_features = _field(doc, "n_features", "int")
     if not 1 <= n_features <= 2 ** 31:
         raise ModelFileError(f"field n_features must be in 1..2^31, got {n_features}")
@@ -357,7 +391,7 @@ def _load(doc):
     if sorted(classes, key=lambda c: (isinstance(c, str), c)) != classes:
         raise ModelFileError("field classes must be sorted (classes_[1] is the positive class)")
     models = _field(doc, "models", "list")
-    expected = 1 if len(classes) == 2 else len(classes)
+    expected = 1 if len(classes) == 2 and kind != "multi-label" else len(classes)
     if kind == "binary" and len(classes) != 2:
         raise ModelFileError(f"field classes: a binary model has 2 classes, this file has {len(classes)}")
     if kind == "one-vs-rest" and len(classes) < 2:
@@ -366,7 +400,12 @@ def _load(doc):
         raise ModelFileError(f"field models: {len(classes)} classes need {expected} model(s), the file has "
                              f"{len(models)}")
     params = _params_v1(doc) if version == 1 else _field(doc, "params", "dict")
-    est = _build(_KINDS[kind], params)
+    if kind == "multi-label":
+        from .multilabel import MultiLabelStructSVM
+
+        est = _build(MultiLabelStructSVM, params)
+    else:
+        est = _build(_KINDS[kind], params)
     names = doc.get("feature_names")
     if names is not None and (not isinstance(names, list) or len(names) != n_features
                               or not all(isinstance(n, str) for n in names)):
@@ -374,6 +413,14 @@ def _load(doc):
     weights = [_weights(r, n_features, f"models[{i}].", version) for i, r in enumerate(models)]
     if kind == "binary":
         _fill(est, *weights[0], classes, n_features)
+    elif kind == "multi-label":
+        if any(wt[3] is not None for wt in weights):
+            raise ModelFileError("field models: a multi-label model has no interaction pairs")
+        est.coef_ = np.vstack([np.asarray(wt[0].toarray() if sp.issparse(wt[0]) else wt[0]).ravel() for wt in weights])
+        est.intercept_ = np.array([wt[1] for wt in weights])
+        est.classes_ = np.asarray(classes)
+        est.n_features_in_ = n_features
+        est.selected_features_ = np.flatnonzero(np.any(est.coef_ != 0, axis=0))
     else:
         est.classes_ = np.asarray(classes)
         est.n_features_in_ = n_features

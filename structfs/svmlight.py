@@ -21,8 +21,10 @@ __all__ = ["load_svmlight", "svmlight_chunks"]
 MAX_INDEX = 2 ** 31 - 1
 
 
-def load_svmlight(path, n_features=None, dtype=np.float64):
-    """(X CSR, y) of a whole file; ValueError naming the file and line of the first problem."""
+def load_svmlight(path, n_features=None, dtype=np.float64, multilabel=False):
+    """(X CSR, y) of a whole file; ValueError naming the file and line of the first problem. With
+    ``multilabel``, a line's label is a comma-separated list of labels (possibly empty) and y a list of
+    tuples, as scikit-learn's ``load_svmlight_file(multilabel=True)``."""
     from sklearn.datasets import load_svmlight_file
 
     path = os.fspath(path)
@@ -34,13 +36,14 @@ def load_svmlight(path, n_features=None, dtype=np.float64):
             source = fh.read()
     try:
         X, y = load_svmlight_file(io.BytesIO(source) if isinstance(source, bytes) else source,
-                                  n_features=n_features, zero_based=False, dtype=dtype)
-        error = _value_problem(X, y)
+                                  n_features=n_features, zero_based=False, dtype=dtype, multilabel=multilabel)
+        labels = np.array([v for labels in y for v in labels]) if multilabel else y
+        error = _value_problem(X, labels)
     except (ValueError, OverflowError) as exc:
         error = exc
     if error:
         with (io.BytesIO(source) if isinstance(source, bytes) else open(path, "rb")) as fh:
-            raise ValueError(f"{path}: {first_problem(fh, 1) or error}") from None
+            raise ValueError(f"{path}: {first_problem(fh, 1, multilabel) or error}") from None
     return X, y
 
 
@@ -82,7 +85,7 @@ def _value_problem(X, y):
     return None
 
 
-def first_problem(fh, first_line):
+def first_problem(fh, first_line, multilabel=False):
     """'line N: ...' for the first line of a binary file object that is not a valid SVMlight line
     (numbering from ``first_line``), or None."""
     for number, raw in enumerate(fh, first_line):
@@ -94,19 +97,22 @@ def first_problem(fh, first_line):
             return f"line {number}: a non-ASCII character {char!r} (U+{ord(char):04X}); SVMlight data are ASCII"
         body = data.decode("ascii").split()
         if body:
-            problem = _line_problem(body)
+            problem = _line_problem(body, multilabel)
             if problem:
                 return f"line {number}: {problem}"
     return None
 
 
-def _line_problem(body):
-    try:
-        label = float(body[0])
-    except ValueError:
-        return f"the label {body[0]!r} is not a number"
-    if not math.isfinite(label):
-        return f"the label {body[0]!r} is not finite"
+def _line_problem(body, multilabel=False):
+    for token in (body[0].split(",") if multilabel else [body[0]]):
+        if multilabel and ":" in body[0]:
+            break                                           # no label: an unlabelled example
+        try:
+            label = float(token)
+        except ValueError:
+            return f"the label {token!r} is not a number"
+        if not math.isfinite(label):
+            return f"the label {token!r} is not finite"
     last = 0
     features = body[1:]
     if features and features[0].startswith("qid"):          # a query id (ignored)

@@ -127,3 +127,40 @@ def test_bad_input_names_the_argument(params, Y, match):
     Y = np.array([[0, 1], [1, 0], [1, 1]]) if Y is None else Y
     with pytest.raises(ValueError, match=match):
         MultiLabelStructSVM(**params).fit(X, Y)
+
+
+def test_model_files_round_trip_exactly(tmp_path):
+    from structfs import load_model, save_model
+
+    X, Y = make_multilabel_classification(200, n_features=20, n_classes=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = [MultiLabelStructSVM(C=10.0, budget=5).fit(X, Y), MultiLabelStructSVMCV(max_features=6).fit(X, Y),
+                  MultiLabelStructSVM(C=10.0).fit(X, np.array(list("abc"))[Y.argmax(axis=1)])]
+    for model in fitted:
+        save_model(model, tmp_path / "m.json")
+        loaded = load_model(tmp_path / "m.json")
+        assert isinstance(loaded, MultiLabelStructSVM)
+        assert np.array_equal(loaded.decision_function(X), model.decision_function(X))
+        assert list(loaded.classes_) == list(model.classes_)
+
+
+def test_command_line_trains_a_shared_budget_on_comma_separated_labels(tmp_path, capsys):
+    from sklearn.datasets import dump_svmlight_file
+
+    from structfs import load_model
+    from structfs.cli import main
+
+    X, Y = make_multilabel_classification(300, n_features=20, n_classes=4, random_state=0)
+    dump_svmlight_file(X[:200], Y[:200], str(tmp_path / "train"), multilabel=True, zero_based=False)
+    dump_svmlight_file(X[200:], Y[200:], str(tmp_path / "test"), multilabel=True, zero_based=False)
+    assert main(["train", "--multilabel", "-B", "5", "-c", "100", "-v", "0", str(tmp_path / "train"),
+                 str(tmp_path / "model")]) == 0
+    assert len(load_model(tmp_path / "model").selected_features_) <= 5
+    assert main(["evaluate", str(tmp_path / "test"), str(tmp_path / "model")]) == 0
+    assert "micro-F1" in capsys.readouterr().out
+    assert main(["predict", "-v", "0", str(tmp_path / "test"), str(tmp_path / "model"), str(tmp_path / "out")]) == 0
+    assert np.loadtxt(tmp_path / "out").shape == (100, 4)
+    assert main(["train", "--multilabel", "--average", "macro", "--cv", "3", "--max-features", "6", "-v", "0",
+                 str(tmp_path / "train"), str(tmp_path / "model2")]) == 0
+    assert len(load_model(tmp_path / "model2").selected_features_) <= 6
