@@ -8,9 +8,10 @@ loss charges the true labeling (Delta(y, y) != 0) or leaves 0..100 percent, or w
 not pickle.
 
 Contingency-table losses (``loss.is_contingency``) are enumerated over all labelings, respecting
-``loss.feasible``. A loss of another structure is enumerated if it provides ``outputs(y)``, an
-iterable of every admissible (coef, delta) — :class:`structfs.losses.ROCAreaLoss` does (all pairwise
-orderings); otherwise only consistency and pickling are checked.
+``loss.feasible``. A loss of another structure must provide ``outputs(y)``, an iterable of every
+admissible (coef, delta) — :class:`structfs.losses.ROCAreaLoss` does (all pairwise orderings);
+``check_loss`` refuses a loss it cannot enumerate rather than pass it unchecked. The measure
+``_score``, which ``StructSVMCV`` scores candidates by, is checked too.
 """
 from __future__ import annotations
 
@@ -45,17 +46,30 @@ def _scores(rng, n):
     yield rng.normal(size=n) * 1e-4
 
 
+def _labelings(n):
+    """Every -1/+1 labeling of n examples, one per row."""
+    return np.array(list(itertools.product((-1.0, 1.0), repeat=n))).reshape(-1, n)
+
+
 def _contingency_outputs(loss, y):
+    """(coef, Delta) of every admissible labeling, Delta by ``loss.delta`` (by its vectorised table
+    function where a ContingencyLoss has one: 4,096 labelings at n = 12)."""
     n = y.shape[0]
     pos = y > 0
     P, N = int(pos.sum()), int((~pos).sum())
-    for bits in itertools.product((-1.0, 1.0), repeat=n):
-        y_bar = np.array(bits)
-        pred = y_bar > 0
-        a, b = int((pos & pred).sum()), int((~pos & pred).sum())
-        if loss.feasible is not None and not bool(np.asarray(loss.feasible(a, b, P, N))):
-            continue
-        yield (50.0 / n) * (y - y_bar), loss.delta(y, y_bar)
+    labelings = _labelings(n)
+    pred = labelings > 0
+    a, b = (pred & pos).sum(axis=1), (pred & ~pos).sum(axis=1)
+    feasible = getattr(loss, "feasible", None)
+    keep = np.ones(a.shape[0], dtype=bool) if feasible is None else np.broadcast_to(
+        np.asarray(feasible(a, b, P, N), dtype=bool), a.shape)
+    if hasattr(loss, "_delta_table"):
+        deltas = np.asarray(loss._delta_table(a, b, P - a, N - b, keep), dtype=float)
+    else:
+        deltas = np.array([loss.delta(y, y_bar) if k else np.nan for y_bar, k in zip(labelings, keep)])
+    for y_bar, delta, k in zip(labelings, deltas, keep):
+        if k:
+            yield (50.0 / n) * (y - y_bar), float(delta)
 
 
 def _check_delta(loss, y):
@@ -64,7 +78,8 @@ def _check_delta(loss, y):
     0 <= Delta <= 100 (percent) on every admissible labeling."""
     out = []
     P, N = int((y > 0).sum()), int((y < 0).sum())
-    admissible = loss.feasible is None or bool(np.asarray(loss.feasible(P, 0, P, N)))
+    feasible = getattr(loss, "feasible", None)
+    admissible = feasible is None or bool(np.asarray(feasible(P, 0, P, N)))
     if P and N and admissible:
         own = float(loss.delta(y, y))
         if own != 0.0:
@@ -94,10 +109,8 @@ def _check_case(loss, y, s, tol):
         if abs(own - delta) > tol * max(1.0, abs(delta)):
             out.append(f"oracle's delta {delta:.10g} is not the loss {own:.10g} of its own labeling")
         outputs = _contingency_outputs(loss, y)
-    elif hasattr(loss, "outputs"):
-        outputs = loss.outputs(y)
     else:
-        return out
+        outputs = loss.outputs(y)
     best = max((float(d) - float(np.asarray(c) @ s) for c, d in outputs), default=None)
     if best is None:
         out.append("no output is admissible, but the oracle returned one")
@@ -106,14 +119,94 @@ def _check_case(loss, y, s, tol):
     return out
 
 
-def check_loss(loss: Loss, sizes: Sequence[int] = (1, 2, 3, 4, 6, 8), seed: int = 0, tol: float = 1e-9) -> int:
+CONTINGENCY_SIZES = (1, 2, 3, 4, 6, 8, 10, 12)
+OUTPUT_SIZES = (1, 2, 3, 4, 6, 8)
+
+
+_SATURATED = ("_score = {reversed_!r} for scores that order and sign every example wrong, not below its {perfect!r} "
+              "for the right ones: the measure does not read the scores")
+
+
+def _score_problems(loss, rng, n):
+    """Failure messages for the measure ``_score`` on random labels of n examples: it must be 100 at a
+    perfect score vector (Delta(y, y) = 0, where the true labeling is admissible), no lower than at
+    random scores, below that at the reversed one, and the same for any order of the examples (so
+    for any order of tied scores)."""
+    y = np.where(rng.random(n) < 0.25, 1.0, -1.0)
+    y[:2] = (1.0, -1.0)
+    try:
+        loss.validate(y)
+    except ValueError:
+        return []
+    perfect = float(loss._score(y, y * (1.0 + rng.random(n))))
+    reversed_ = float(loss._score(y, -y * (1.0 + rng.random(n))))
+    out = []
+    P, N = int((y > 0).sum()), int((y < 0).sum())
+    feasible = getattr(loss, "feasible", None)
+    truth_admissible = not loss.is_contingency or feasible is None or bool(np.asarray(feasible(P, 0, P, N)))
+    if truth_admissible and not (np.isfinite(perfect) and abs(perfect - 100.0) <= 1e-9):
+        out.append(f"_score = {perfect!r} for scores that order and sign every example right; it must be 100 "
+                   "(100 - Delta(y, y))")
+    best_random = max(float(loss._score(y, rng.normal(size=n))) for _ in range(5))
+    if best_random > perfect + 1e-9:
+        out.append(f"_score = {best_random!r} for random scores, above its {perfect!r} for scores that order and "
+                   "sign every example right")
+    if not reversed_ < perfect:      # a measure may saturate on one problem (Rec@k with k >= n), not on all
+        out.append(_SATURATED.format(reversed_=reversed_, perfect=perfect))
+    s = np.round(rng.normal(size=n), 1)                  # ties
+    order = rng.permutation(n)
+    a, b = float(loss._score(y, s)), float(loss._score(y[order], s[order]))
+    if not abs(a - b) <= 1e-9 * max(1.0, abs(a)):
+        out.append(f"_score changes from {a!r} to {b!r} when the examples (and their tied scores) are reordered")
+    return out
+
+
+def _timing_warning(loss, seed):
+    """A warning when the oracle's time grows faster than about n log n between n = 2,000 and 20,000."""
+    import time
+    import warnings
+
+    rng = np.random.default_rng(seed)
+    seconds = []
+    for n in (2_000, 20_000):
+        y = np.where(rng.random(n) < 0.1, 1.0, -1.0)
+        s = rng.normal(size=n)
+        loss.oracle(y, s)                                   # compile or warm
+        start = time.perf_counter()
+        loss.oracle(y, s)
+        seconds.append(time.perf_counter() - start)
+    ratio = seconds[1] / max(seconds[0], 1e-6)
+    if ratio > 40.0 and seconds[1] > 0.01:                  # n log n: x13; quadratic: x100
+        warnings.warn(f"{loss!r}: the oracle took {seconds[0]:.3g} s at n = 2,000 and {seconds[1]:.3g} s at n = "
+                      f"20,000 ({ratio:.0f}x for 10x the examples, where n log n gives about 13x): it will dominate "
+                      "fits on large data.", UserWarning, stacklevel=3)
+    return seconds
+
+
+def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, tol: float = 1e-9,
+               timing: bool = False) -> int:
     """Verify ``loss`` by enumeration; raise AssertionError naming the failing cases.
 
-    For every n in ``sizes`` it tries random, single-positive, single-negative and one-class labels
-    against random, tied, all-equal and extremely scaled scores (labels the loss declines with a
-    ValueError in ``validate`` are skipped); a ``jit_oracle`` must answer as ``oracle`` does. Returns
-    the number of cases checked.
+    For every n in ``sizes`` (default: up to 12 for contingency losses, whose 2^n labelings are still
+    cheap to enumerate, and up to 8 for losses enumerated by ``outputs``) it tries random,
+    single-positive, single-negative and one-class labels against random, tied, all-equal and
+    extremely scaled scores (labels the loss declines with a ValueError in ``validate`` are skipped); a
+    ``jit_oracle`` must answer as ``oracle`` does. The measure ``_score`` must be 100 for perfect
+    scores, lower for reversed ones, and blind to the order of the examples. A loss that cannot be
+    enumerated (neither a contingency loss nor one with ``outputs(y)``) or on which no case ran is
+    refused, never passed unchecked. ``timing``: also warn when the oracle grows faster than about
+    n log n. Returns the number of cases checked.
     """
+    if not loss.is_contingency and not hasattr(loss, "outputs"):
+        raise AssertionError(f"check_loss cannot verify {loss!r}: it is not a contingency loss (is_contingency) "
+                             "and has no outputs(y) listing every admissible (coef, delta), so its oracle cannot be "
+                             "compared with the maximum over the outputs. Give it outputs(y) (all outputs on tiny "
+                             "n, as ROCAreaLoss does).")
+    if loss.is_contingency and not callable(getattr(loss, "delta", None)):
+        raise AssertionError(f"{loss!r} says is_contingency but has no delta(y, y_bar): a contingency loss needs "
+                             "it (or derive from ContingencyLoss, which also takes feasible(a, b, P, N)).")
+    if sizes is None:
+        sizes = CONTINGENCY_SIZES if loss.is_contingency else OUTPUT_SIZES
     try:
         clone = pickle.loads(pickle.dumps(loss))
     except Exception as exc:               # noqa: BLE001 - any pickling failure is the finding
@@ -153,6 +246,24 @@ def check_loss(loss: Loss, sizes: Sequence[int] = (1, 2, 3, 4, 6, 8), seed: int 
                     if not (np.allclose(a[0], b[0], rtol=tol, atol=tol) and np.isclose(a[1], b[1], rtol=tol, atol=tol)):
                         failures.append(f"n={n}, y={y.tolist()}, s={np.round(s, 6).tolist()}: jit_oracle answers "
                                         f"delta {float(b[1])!r} where oracle answers {float(a[1])!r}")
+    if checked == 0:
+        raise AssertionError(f"check_loss({loss!r}) checked no case: validate declined every label vector of sizes "
+                             f"{tuple(sizes)}, so nothing was verified.")
+    # the measure on more examples than the oracle (it is cheap): with few, a measure can be saturated
+    # for any scores (Rec@k with k = 2P >= n)
+    found = []
+    for n in (12, 40, 200):
+        try:
+            found += [(n, message) for message in _score_problems(loss, rng, n)]
+        except ValueError as exc:              # fn undefined on a table: the message names it
+            found.append((n, f"_score: {exc}"))
+    # a measure saturated at its best value everywhere is legitimate (TPR at a false-positive rate of 1)
+    saturated = [n for n, message in found if message.endswith("does not read the scores")
+                 and "not below its 100.0 " not in message]
+    failures += [f"n={n}: {message}" for n, message in found
+                 if not message.endswith("does not read the scores") or len(saturated) == 3]
+    if timing:
+        _timing_warning(loss, seed)
     if failures:
         more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
         raise AssertionError(f"check_loss({loss!r}) failed in {len(failures)} case(s){more}:\n  "
