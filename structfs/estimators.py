@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -279,6 +280,12 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "max_features", "stall" (``outer_tol``) or "max_iter"; "" without a budget
     history_ : list of dict, one record per plane (outer, iteration, objective, lower_bound, gap,
         planes, features, seconds)
+    converged_ : bool, whether the fit is certified: 0 <= ``gap_`` <= C * ``tol``. A budgeted fit cut by
+        ``max_outer`` or ``max_features`` solves the problem restricted to the groups it generated, and
+        its gap to the whole budgeted problem may be larger: False then, without a warning (the path
+        ended where asked). Where feature generation's optimality test stopped the fit but the gap is
+        more than ten times C * ``tol`` (or the bound exceeds the objective), a ConvergenceWarning says
+        to scale the features.
 
     Examples
     --------
@@ -428,7 +435,15 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.n_outer_ = result.n_outer
         self.stop_ = result.stop
         self.history_ = result.history
-        self.converged_ = result.converged
+        # converged_ is the certificate, nothing less: the gap within C tol (tol as svm_perf's -e)
+        allowed = C * float(self.tol)
+        self.converged_ = bool(result.converged and -1e-9 * abs(self.objective_) <= self.gap_ <= allowed * (1 + 1e-9))
+        trusted_stop = result.stop in ("optimal", "gap") and self.refit is None   # a debiased model is no optimum
+        if self.gap_ < -1e-9 * abs(self.objective_) or (trusted_stop and self.gap_ > 10 * allowed):
+            warnings.warn(f"The fit's certificate does not hold: objective {self.objective_:.6g}, lower bound "
+                          f"{self.lower_bound_:.6g} (gap {self.gap_:.3g}, asked at most {allowed:.3g}), so the model "
+                          "may be far from optimal. Features of very different scales do this: scale them (e.g. "
+                          "sklearn.preprocessing.StandardScaler or MaxAbsScaler).", ConvergenceWarning, stacklevel=4)
         if self.selected_features_.shape[0] == 0 and not getattr(self, "interaction_coef_", np.zeros(0)).size:
             warnings.warn(f"{NO_FEATURES}: on these data the {loss.name!r} loss's structural "
                           f"SVM at C={C:.4g} has its optimum at w = 0 (objective {self.objective_:.6g}, lower bound "

@@ -142,3 +142,18 @@ def test_predict_into_a_fifo_from_the_command_line(files, tmp_path):
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
     assert main(["predict", "-v", "0", str(files / "test"), str(files / "model"), str(fifo)]) == 0
     assert len(reader.communicate(timeout=30)[0].splitlines()) == 269
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_converged_is_the_certificate(seed):
+    """converged_ only where 0 <= gap_ <= C tol: budgeted fits cut by max_outer keep their gap and say so."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(80, 12)) * 10 ** rng.uniform(-2, 2, size=12)
+    y = (X[:, 0] / np.abs(X[:, 0]).max() + 0.3 * rng.normal(size=80) > 0).astype(int)
+    for budget, max_outer in ((None, 10), (2, 1), (3, 10)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = StructSVM(C=10.0, budget=budget, max_outer=max_outer).fit(X, y)
+        assert model.lower_bound_ <= model.objective_ * (1 + 1e-9) + 1e-12
+        if model.converged_:
+            assert model.gap_ <= model.C * model.tol * (1 + 1e-9)
