@@ -213,7 +213,8 @@ def test_returned_delta_is_delta_of_returned_output(ys, name, k, beta):
     n = len(y)
     params = {"k": min(k, n)} if name in ("prec@k", "rec@k") else {"beta": beta} if name == "fbeta" else {}
     loss = get_loss(name, **params)
-    if name in ("prbep", "rec@k") and not (y > 0).any() or name in ("auc", "ap", "pauc") and len(set(y)) < 2:
+    needs_positive = ("prbep", "rec@k", "prec@rec", "rec@prec", "tpr@fpr")
+    if name in needs_positive and not (y > 0).any() or name in ("auc", "ap", "pauc") and len(set(y)) < 2:
         with pytest.raises(ValueError):
             loss.most_violated(y, s)
         return
