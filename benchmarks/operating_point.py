@@ -17,7 +17,6 @@ Prints one row per problem set (means over problems), the paired difference of t
 prec@rec - tuned LR with its standard error, and the seconds of each.
 """
 import argparse
-import time
 import warnings
 
 import numpy as np
@@ -26,7 +25,7 @@ from sklearn.linear_model import LogisticRegressionCV
 from sklearn.metrics import make_scorer, precision_score, recall_score
 from sklearn.model_selection import TunedThresholdClassifierCV, cross_val_predict
 
-from benchmarks.halving import _r8_topics, _sms_problems
+from benchmarks.halving import _r8_topics, _sms_problems, _timed
 from structfs import StructSVMCV
 from structfs.losses import get_loss
 
@@ -43,26 +42,18 @@ def _test_point(y, predicted):
     return (100 * precision_score(y, predicted, zero_division=0), 100 * recall_score(y, predicted, zero_division=0))
 
 
-def _timed_fit(estimator, X, y):
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        estimator.fit(X, y)
-    return estimator, time.perf_counter() - start
-
-
 def run(problems, recall):
     rows = []
     loss = get_loss("prec@rec", recall=recall)
     for Xtr, ytr, Xte, yte in problems:
         row = []
-        model, seconds = _timed_fit(StructSVMCV(loss="prec@rec", loss_params={"recall": recall}), Xtr, ytr)
+        model, seconds = _timed(StructSVMCV(loss="prec@rec", loss_params={"recall": recall}), Xtr, ytr)
         row += [*_test_point(yte, model.predict(Xte)), seconds]
         lr = TunedThresholdClassifierCV(LogisticRegressionCV(Cs=6, cv=3, class_weight="balanced", solver="liblinear"),
                                         scoring=_precision_if_recall(recall), cv=3)
-        lr, seconds = _timed_fit(lr, Xtr, ytr)
+        lr, seconds = _timed(lr, Xtr, ytr)
         row += [*_test_point(yte, lr.predict(Xte)), seconds]
-        f1, seconds = _timed_fit(StructSVMCV(loss="f1"), Xtr, ytr)
+        f1, seconds = _timed(StructSVMCV(loss="f1"), Xtr, ytr)
         y_pm = np.where(ytr == 1, 1.0, -1.0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -29,7 +29,8 @@ def atomic_write(path, mode="w", encoding="utf-8"):
     through, in place (renaming over /dev/null would replace the device node)."""
     path = os.path.realpath(os.fspath(path))
     try:
-        special = not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+        mode_bits = os.stat(path).st_mode
+        special = not stat.S_ISREG(mode_bits) and not stat.S_ISDIR(mode_bits)
     except FileNotFoundError:
         special = False
     if special:

@@ -70,17 +70,24 @@ def _loss_name(value):
     return value
 
 
+def _loss_params(args, loss):
+    """The loss parameters the options give for ``loss`` (None: its defaults)."""
+    if loss in ("prec@k", "rec@k") and args.p:
+        return {"k_frac": args.p}
+    if loss in ("fbeta", "pauc") and args.beta is not None:
+        return {"beta": args.beta}
+    operating = _operating_options(args)
+    if loss in OPERATING_POINTS and OPERATING_POINTS[loss][0] in operating:
+        option = OPERATING_POINTS[loss][0]
+        return {option: operating[option]}
+    return None
+
+
 def _estimator(args, n_classes):
     from .estimators import OneVsRestStructSVM, StructSVM
 
     loss = _loss_name(args.loss)
-    loss_params = {"k_frac": args.p} if loss in ("prec@k", "rec@k") and args.p else None
-    if loss in ("fbeta", "pauc") and args.beta is not None:
-        loss_params = {"beta": args.beta}
-    operating = _operating_options(args)
-    if loss in OPERATING_POINTS and OPERATING_POINTS[loss][0] in operating:
-        option = OPERATING_POINTS[loss][0]
-        loss_params = {option: operating[option]}
+    loss_params = _loss_params(args, loss)
     if args.pos_label is not None and n_classes > 2:
         raise CLIError(f"--pos-label names the positive class of a two-class problem; these data have {n_classes} "
                        "classes (one-vs-rest measures every class)")
@@ -201,7 +208,7 @@ def _multilabel_estimator(args):
     from .multilabel import MultiLabelStructSVM, MultiLabelStructSVMCV
 
     loss = _loss_name(args.loss)
-    loss_params = _estimator(args, 2).get_params()["loss_params"]
+    loss_params = _loss_params(args, loss)
     if args.cv is not None:
         return MultiLabelStructSVMCV(loss=loss, average=args.average, max_features=args.max_features, cv=args.cv,
                                      bias=args.bias, loss_params=loss_params, n_jobs=args.jobs)
@@ -217,18 +224,14 @@ def _train_multilabel(args):
     share, --average micro or macro."""
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    from .estimators import check_parameters
     from .model_io import save_model
-    from .multilabel import _check_average
 
     if args.pos_label is not None or args.interactions:
         raise CLIError("--multilabel takes neither --pos-label nor --interactions")
-    _check_average(args.average)
-    check_parameters(_multilabel_estimator(args)) if args.cv is None else None
+    model = _multilabel_estimator(args)       # option errors before the data are read (argparse checks --average)
     X, labels = read_svmlight(args.train_file, multilabel=True)
     binarizer = MultiLabelBinarizer()
     Y = binarizer.fit_transform(labels)
-    model = _multilabel_estimator(args)
     t0 = time.perf_counter()
     model.fit(X, Y)
     model.classes_ = binarizer.classes_            # the labels as the file writes them
@@ -285,8 +288,9 @@ def _scores_for(args):
     if is_shard_directory(args.test_file):
         scores, y = _scores_on_shards(model, args.test_file)
         return model, scores, y
-    multilabel = type(model).__name__ == "MultiLabelStructSVM"
-    X, y = read_svmlight(args.test_file, n_features=None, multilabel=multilabel)
+    from .multilabel import MultiLabelStructSVM
+
+    X, y = read_svmlight(args.test_file, n_features=None, multilabel=isinstance(model, MultiLabelStructSVM))
     n_model = model.n_features_in_
     if X.shape[1] > n_model:
         # as svm_perf_classify: features the model never saw have no weight (new vocabulary is normal)
@@ -355,7 +359,7 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None, o
     measures are those of ``pos_label`` (None: ``classes[1]``, the class of positive scores).
     ``operating``: the constraints of the operating points, e.g. ``{"recall": 0.8}`` (defaults: recall and
     precision 0.9, false-positive rate 0.01)."""
-    operating = {**{option: value for option, value in OPERATING_POINTS.values()}, **(operating or {})}
+    operating = _with_default_points(operating)
     from . import metrics
     from .losses import get_loss
 
@@ -408,6 +412,11 @@ def _shard(args):
     return 0
 
 
+def _with_default_points(operating):
+    """The operating points' constraints ``operating`` ({"recall": 0.8, ...}) with the defaults for the others."""
+    return {**dict(OPERATING_POINTS.values()), **(operating or {})}
+
+
 def _operating_options(args):
     """The operating points' constraints given on the command line, checked: {"recall": 0.8, ...}."""
     from .metrics import check_rate
@@ -424,7 +433,7 @@ def _evaluate(args):
     from .metrics import resolve_beta
 
     resolve_beta(args.beta, "--beta")                 # before reading anything
-    _operating_options(args)
+    operating = _operating_options(args)
     model, scores, y = _scores_for(args)
     if isinstance(y, list):                          # a multi-label model on a multi-label file
         _multilabel_report(args.test_file, model, scores, y)
@@ -438,7 +447,7 @@ def _evaluate(args):
         raise CLIError(f"{args.test_file} has labels {unknown[:5].tolist()} that are not the model's classes "
                        f"{np.asarray(model.classes_).tolist()}")
     _print_report(args.test_file, model.classes_, scores, y, args.p, args.beta, getattr(model, "pos_label", None),
-                  _operating_options(args))
+                  operating)
     return 0
 
 
@@ -448,8 +457,8 @@ def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_labe
     operating points; the measures of ``pos_label`` (None: the class of positive scores)."""
     from .losses import LOSSES
 
+    operating = _with_default_points(operating)
     result = evaluate_scores(classes, scores, y, k_frac, beta, pos_label, operating)
-    operating = {**{option: value for option, value in OPERATING_POINTS.values()}, **(operating or {})}
     classes = np.asarray(classes)
     predicted = classes[(scores > 0).astype(int)] if scores.ndim == 1 else classes[np.argmax(scores, axis=1)]
     correct = int(np.count_nonzero(predicted == y))

@@ -196,13 +196,9 @@ def average_precision(y_true: ArrayLike, scores: ArrayLike) -> float:
 
 
 def resolve_beta(beta: float, name: str = "beta") -> float:
-    """beta of the partial ROC area: a number in (0, 1]; ValueError naming ``name`` otherwise."""
-    if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number in (0, 1], got {beta!r}.")
-    beta = float(beta)
-    if not (0.0 < beta <= 1.0):
-        raise ValueError(f"{name} must be in (0, 1] (the largest false-positive rate counted), got {beta!r}.")
-    return beta
+    """beta of the partial ROC area (the largest false-positive rate counted): a number in (0, 1];
+    ValueError naming ``name`` otherwise."""
+    return check_rate(beta, name)
 
 
 def partial_auc(y_true: ArrayLike, scores: ArrayLike, beta: float = 0.1) -> float:
@@ -260,11 +256,14 @@ def check_rate(value, name, allow_zero=False):
     return value
 
 
-def _cuts(y, s):
+def _cuts(y_true, scores, what):
     """(true positives, false positives, P, N) above every cut of the ranking: the empty cut first, then
     after each group of tied scores (a cut never splits a tie, so no measure depends on the order of
-    tied examples)."""
+    tied examples); ValueError naming the measure ``what`` when there is no positive."""
+    y, s = _prepare(y_true, scores)
     tps, fps = _ranked_counts(y, s)
+    if tps[-1] == 0:
+        raise ValueError(f"y_true has no positive example; {what} needs at least one.")
     return (np.concatenate(([0], tps)), np.concatenate(([0], fps)), int(tps[-1]), int(fps[-1]))
 
 
@@ -272,10 +271,7 @@ def precision_at_recall(y_true: ArrayLike, scores: ArrayLike, recall: float = 0.
     """The best precision (percent) of a cut of the ranking whose recall is at least ``recall``:
     precision at the operating point "recall >= r" (the cut below every example always qualifies)."""
     recall = check_rate(recall, "recall")
-    y, s = _prepare(y_true, scores)
-    tp, fp, P, _ = _cuts(y, s)
-    if P == 0:
-        raise ValueError("y_true has no positive example; precision at recall needs at least one.")
+    tp, fp, P, _ = _cuts(y_true, scores, "precision at recall")
     ok = tp >= min_true_positives(recall, P)
     return 100.0 * float(np.max(tp[ok] / (tp[ok] + fp[ok])))
 
@@ -284,10 +280,7 @@ def recall_at_precision(y_true: ArrayLike, scores: ArrayLike, precision: float =
     """The best recall (percent) of a cut of the ranking with at least one predicted positive and
     precision at least ``precision``; 0 where no cut reaches that precision."""
     precision = check_rate(precision, "precision")
-    y, s = _prepare(y_true, scores)
-    tp, fp, P, _ = _cuts(y, s)
-    if P == 0:
-        raise ValueError("y_true has no positive example; recall at precision needs at least one.")
+    tp, fp, P, _ = _cuts(y_true, scores, "recall at precision")
     ok = (tp + fp >= 1) & (fp <= max_false_positives_at_precision(precision, tp))
     return 100.0 * float(np.max(tp[ok], initial=0)) / P
 
@@ -296,10 +289,7 @@ def tpr_at_fpr(y_true: ArrayLike, scores: ArrayLike, fpr: float = 0.01) -> float
     """The best true-positive rate (recall, percent) of a cut of the ranking whose false-positive rate
     is at most ``fpr``: the ROC curve's height at ``fpr`` read off its steps (no interpolation)."""
     fpr = check_rate(fpr, "fpr", allow_zero=True)
-    y, s = _prepare(y_true, scores)
-    tp, fp, P, N = _cuts(y, s)
-    if P == 0:
-        raise ValueError("y_true has no positive example; the true-positive rate needs at least one.")
+    tp, fp, P, N = _cuts(y_true, scores, "the true-positive rate")
     ok = fp <= max_false_positives(fpr, N)
     return 100.0 * float(np.max(tp[ok])) / P
 

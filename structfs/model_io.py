@@ -175,8 +175,13 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
         "params": _params_record(estimator),
         "models": models,
     }
+    return _write(doc, path)
+
+
+def _write(doc, path):
+    """A model file's JSON, written whole or not at all (a failed write leaves the previous file)."""
     text = json.dumps(doc, allow_nan=False)
-    with atomic_write(path) as fh:           # a failed write leaves the previous file as it was
+    with atomic_write(path) as fh:
         fh.write(text)
     return path
 
@@ -204,10 +209,7 @@ def _save_multilabel(estimator, path):
            "kind": "multi-label", "n_features": int(estimator.n_features_in_),
            "classes": [_plain(c, "classes") for c in estimator.classes_], "feature_names": None,
            "params": _params_record(MultiLabelStructSVM(**params)), "models": models}
-    text = json.dumps(doc, allow_nan=False)
-    with atomic_write(path) as fh:
-        fh.write(text)
-    return path
+    return _write(doc, path)
 
 
 # -- reading --------------------------------------------------------------------------------------------

@@ -24,14 +24,13 @@ Memory: the expanded matrix holds L copies of X's nonzeros.
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _defaults
+from ._validation import check_positive_int
 from .estimators import StructSVM
 from .losses import Loss, get_loss
 
@@ -86,14 +85,15 @@ class LabelwiseLoss(Loss):
 
 
 def indicator_matrix(Y):
-    """(Y as an (n, L) 0/1 int matrix, the labels' names, whether Y was a 1-D multi-class vector)."""
+    """(Y as an (n, L) 0/1 int matrix, the labels' names): an indicator matrix as it is (labels 0..L-1),
+    a 1-D multi-class vector as its one-hot form (labels the classes)."""
     Y = np.asarray(Y)
     if Y.ndim == 1:
         classes, codes = np.unique(Y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError(f"Y has a single class ({classes[0]!r}); give at least two classes or an indicator "
                              "matrix.")
-        return np.eye(classes.shape[0], dtype=np.int64)[codes], classes, True
+        return np.eye(classes.shape[0], dtype=np.int64)[codes], classes
     if Y.ndim != 2:
         raise ValueError(f"Y must be an (n_samples, n_labels) 0/1 indicator matrix or a 1-D class vector; got "
                          f"{Y.ndim} dimensions.")
@@ -105,7 +105,7 @@ def indicator_matrix(Y):
     empty = np.flatnonzero(Y.sum(axis=0) == 0)
     if empty.size:
         raise ValueError(f"Y: label(s) {empty[:10].tolist()} have no positive example; every label needs one.")
-    return Y.astype(np.int64), np.arange(Y.shape[1]), False
+    return Y.astype(np.int64), np.arange(Y.shape[1])
 
 
 def expand(X, n_labels, bias=None):
@@ -133,11 +133,7 @@ def _check_average(average):
 
 
 def _check_budget(budget, name="budget"):
-    if budget is None:
-        return None
-    if isinstance(budget, (bool, np.bool_)) or not isinstance(budget, numbers.Integral) or budget < 1:
-        raise ValueError(f"{name} must be a positive integer or None, got {budget!r}.")
-    return int(budget)
+    return None if budget is None else check_positive_int(budget, name)
 
 
 class _MultiLabelMixin:
@@ -151,7 +147,7 @@ class _MultiLabelMixin:
 
     def _prepare(self, X, Y):
         X = validate_data(self, X, accept_sparse=["csr"], dtype=np.float64, ensure_all_finite=True)
-        Y, self.classes_, self._one_hot = indicator_matrix(Y)
+        Y, self.classes_ = indicator_matrix(Y)
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}.")
         # label-major: label l's decisions are rows l n .. (l + 1) n - 1
@@ -196,8 +192,10 @@ class _MultiLabelMixin:
         """The loss's measure of the decisions on X against Y on scikit-learn's 0-1 scale: micro-averaged
         (all decisions pooled) or macro-averaged (the labels' mean), as ``average`` says."""
         check_is_fitted(self)
-        Y, _, _ = indicator_matrix(Y) if np.ndim(Y) == 2 else (np.eye(len(self.classes_), dtype=np.int64)[
-            np.searchsorted(self.classes_, np.asarray(Y))], None, True)
+        if np.ndim(Y) == 2:
+            Y = indicator_matrix(Y)[0]
+        else:                                   # a class vector: its one-hot form over the fitted classes
+            Y = (np.asarray(Y)[:, None] == self.classes_[None, :]).astype(np.int64)
         y = np.where(np.ravel(Y.T) == 1, 1.0, -1.0)
         s = np.ravel(self.decision_function(X).T)
         return self._joint_loss(Y.shape[1]).score(y, s) / 100.0
@@ -329,13 +327,12 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         from sklearn.model_selection import StratifiedKFold
 
         n = Y01.shape[0]
-        if isinstance(self.cv, (bool, np.bool_)) or not isinstance(self.cv, numbers.Integral) or self.cv < 2:
-            raise ValueError(f"cv must be an integer >= 2 (folds over documents), got {self.cv!r}.")
+        folds = check_positive_int(self.cv, "cv (folds over documents)", low=2)
         frequency = Y01.sum(axis=0)
         rarest = np.where(Y01.any(axis=1), np.argmin(np.where(Y01 == 1, frequency, np.inf), axis=1), -1)
         counts = np.unique(rarest, return_counts=True)[1]
-        splitter = StratifiedKFold(int(self.cv), shuffle=True, random_state=0)
-        strata = rarest if counts.min() >= int(self.cv) else np.zeros(n)
+        splitter = StratifiedKFold(folds, shuffle=True, random_state=0)
+        strata = rarest if counts.min() >= folds else np.zeros(n)
         offsets = (np.arange(n_labels) * n)[:, None]
         return [(np.sort((offsets + tr).ravel()), np.sort((offsets + te).ravel()))
                 for tr, te in splitter.split(np.zeros((n, 1)), strata)]

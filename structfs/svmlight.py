@@ -28,21 +28,28 @@ def load_svmlight(path, n_features=None, dtype=np.float64, multilabel=False):
     from sklearn.datasets import load_svmlight_file
 
     path = os.fspath(path)
-    if os.path.isdir(path) or not os.path.exists(path):
-        raise ValueError(f"no such file: {path}" if not os.path.exists(path) else f"{path} is a directory, not a file")
-    source = path
-    if not os.path.isfile(path):          # a pipe, a FIFO, /dev/stdin: readable once, so read it whole
+    if not os.path.exists(path):
+        raise ValueError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a directory, not a file")
+    if os.path.isfile(path):
+        def opened():
+            return open(path, "rb")
+    else:                                 # a pipe, a FIFO, /dev/stdin: readable once, so read it whole
         with open(path, "rb") as fh:
-            source = fh.read()
+            data = fh.read()
+
+        def opened():
+            return io.BytesIO(data)
     try:
-        X, y = load_svmlight_file(io.BytesIO(source) if isinstance(source, bytes) else source,
-                                  n_features=n_features, zero_based=False, dtype=dtype, multilabel=multilabel)
+        with opened() as fh:
+            X, y = load_svmlight_file(fh, n_features=n_features, zero_based=False, dtype=dtype, multilabel=multilabel)
         labels = np.array([v for labels in y for v in labels]) if multilabel else y
         error = _value_problem(X, labels)
     except (ValueError, OverflowError) as exc:
         error = exc
     if error:
-        with (io.BytesIO(source) if isinstance(source, bytes) else open(path, "rb")) as fh:
+        with opened() as fh:
             raise ValueError(f"{path}: {first_problem(fh, 1, multilabel) or error}") from None
     return X, y
 
@@ -103,18 +110,26 @@ def first_problem(fh, first_line, multilabel=False):
     return None
 
 
+def _finite_number(token, what):
+    """(float(token), None) for a finite number, else (None, why not), ``what`` naming the token
+    ("the label '...' is not a number")."""
+    try:
+        number = float(token)
+    except ValueError:
+        return None, f"{what} is not a number"
+    return (number, None) if math.isfinite(number) else (None, f"{what} is not finite")
+
+
 def _line_problem(body, multilabel=False):
-    for token in (body[0].split(",") if multilabel else [body[0]]):
-        if multilabel and ":" in body[0]:
-            break                                           # no label: an unlabelled example
-        try:
-            label = float(token)
-        except ValueError:
-            return f"the label {token!r} is not a number"
-        if not math.isfinite(label):
-            return f"the label {token!r} is not finite"
+    if multilabel and ":" in body[0]:                       # no label: an unlabelled example
+        labels, features = [], body
+    else:
+        labels, features = (body[0].split(",") if multilabel else [body[0]]), body[1:]
+    for token in labels:
+        _, problem = _finite_number(token, f"the label {token!r}")
+        if problem:
+            return problem
     last = 0
-    features = body[1:]
     if features and features[0].startswith("qid"):          # a query id (ignored)
         if ":" not in features[0]:
             return f"{features[0]!r} is not a qid:value pair"
@@ -134,12 +149,9 @@ def _line_problem(body, multilabel=False):
         if index <= last:
             return f"feature index {index} after {last}: indices must be increasing and unique"
         last = index
-        try:
-            number = float(value)
-        except ValueError:
-            return f"the value {value!r} of feature {index} is not a number"
-        if not math.isfinite(number):
-            return f"the value {value!r} of feature {index} is not finite"
+        number, problem = _finite_number(value, f"the value {value!r} of feature {index}")
+        if problem:
+            return problem
         if abs(number) > MAX_ABS_VALUE:
             return (f"the value {value!r} of feature {index} is beyond {MAX_ABS_VALUE:g} in magnitude "
                     "(scale the features)")

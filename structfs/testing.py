@@ -72,15 +72,19 @@ def _contingency_outputs(loss, y):
             yield (50.0 / n) * (y - y_bar), float(delta)
 
 
+def _truth_admissible(loss, P, N):
+    """Whether the true labeling (a = P, b = 0) is among a contingency loss's admissible outputs."""
+    feasible = getattr(loss, "feasible", None)
+    return feasible is None or bool(np.asarray(feasible(P, 0, P, N)))
+
+
 def _check_delta(loss, y):
     """Failure messages for Delta itself on labels ``y``: Delta(y, y) = 0 (the true labeling costs
     nothing) where y has both classes (with one class a measure such as F1 is 0 by convention), and
     0 <= Delta <= 100 (percent) on every admissible labeling."""
     out = []
     P, N = int((y > 0).sum()), int((y < 0).sum())
-    feasible = getattr(loss, "feasible", None)
-    admissible = feasible is None or bool(np.asarray(feasible(P, 0, P, N)))
-    if P and N and admissible:
+    if P and N and _truth_admissible(loss, P, N):
         own = float(loss.delta(y, y))
         if own != 0.0:
             out.append(f"Delta(y, y) = {own:.10g} for the true labeling; it must be 0")
@@ -123,27 +127,24 @@ CONTINGENCY_SIZES = (1, 2, 3, 4, 6, 8, 10, 12)
 OUTPUT_SIZES = (1, 2, 3, 4, 6, 8)
 
 
-_SATURATED = ("_score = {reversed_!r} for scores that order and sign every example wrong, not below its {perfect!r} "
-              "for the right ones: the measure does not read the scores")
-
-
 def _score_problems(loss, rng, n):
-    """Failure messages for the measure ``_score`` on random labels of n examples: it must be 100 at a
-    perfect score vector (Delta(y, y) = 0, where the true labeling is admissible), no lower than at
-    random scores, below that at the reversed one, and the same for any order of the examples (so
-    for any order of tied scores)."""
+    """(failure messages, saturation) for the measure ``_score`` on random labels of n examples: it must
+    be 100 at a perfect score vector (Delta(y, y) = 0, where the true labeling is admissible), no lower
+    than at random scores, and the same for any order of the examples (so for any order of tied
+    scores). ``saturation``: the message for a reversed score vector that scores no lower than the
+    perfect one below 100 -- a measure may saturate on one problem (Rec@k with k >= n), so the caller
+    fails it only where it does on every size; None otherwise."""
     y = np.where(rng.random(n) < 0.25, 1.0, -1.0)
     y[:2] = (1.0, -1.0)
     try:
         loss.validate(y)
     except ValueError:
-        return []
+        return [], None
     perfect = float(loss._score(y, y * (1.0 + rng.random(n))))
     reversed_ = float(loss._score(y, -y * (1.0 + rng.random(n))))
     out = []
     P, N = int((y > 0).sum()), int((y < 0).sum())
-    feasible = getattr(loss, "feasible", None)
-    truth_admissible = not loss.is_contingency or feasible is None or bool(np.asarray(feasible(P, 0, P, N)))
+    truth_admissible = not loss.is_contingency or _truth_admissible(loss, P, N)
     if truth_admissible and not (np.isfinite(perfect) and abs(perfect - 100.0) <= 1e-9):
         out.append(f"_score = {perfect!r} for scores that order and sign every example right; it must be 100 "
                    "(100 - Delta(y, y))")
@@ -151,14 +152,16 @@ def _score_problems(loss, rng, n):
     if best_random > perfect + 1e-9:
         out.append(f"_score = {best_random!r} for random scores, above its {perfect!r} for scores that order and "
                    "sign every example right")
-    if not reversed_ < perfect:      # a measure may saturate on one problem (Rec@k with k >= n), not on all
-        out.append(_SATURATED.format(reversed_=reversed_, perfect=perfect))
+    saturation = None
+    if not reversed_ < perfect and perfect != 100.0:   # saturated at its best (TPR at FPR 1) is legitimate
+        saturation = (f"_score = {reversed_!r} for scores that order and sign every example wrong, not below its "
+                      f"{perfect!r} for the right ones: the measure does not read the scores")
     s = np.round(rng.normal(size=n), 1)                  # ties
     order = rng.permutation(n)
     a, b = float(loss._score(y, s)), float(loss._score(y[order], s[order]))
     if not abs(a - b) <= 1e-9 * max(1.0, abs(a)):
         out.append(f"_score changes from {a!r} to {b!r} when the examples (and their tied scores) are reordered")
-    return out
+    return out, saturation
 
 
 def _timing_warning(loss, seed):
@@ -251,17 +254,18 @@ def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, to
                              f"{tuple(sizes)}, so nothing was verified.")
     # the measure on more examples than the oracle (it is cheap): with few, a measure can be saturated
     # for any scores (Rec@k with k = 2P >= n)
-    found = []
-    for n in (12, 40, 200):
+    sizes_of_score = (12, 40, 200)
+    saturated = []
+    for n in sizes_of_score:
         try:
-            found += [(n, message) for message in _score_problems(loss, rng, n)]
+            messages, saturation = _score_problems(loss, rng, n)
         except ValueError as exc:              # fn undefined on a table: the message names it
-            found.append((n, f"_score: {exc}"))
-    # a measure saturated at its best value everywhere is legitimate (TPR at a false-positive rate of 1)
-    saturated = [n for n, message in found if message.endswith("does not read the scores")
-                 and "not below its 100.0 " not in message]
-    failures += [f"n={n}: {message}" for n, message in found
-                 if not message.endswith("does not read the scores") or len(saturated) == 3]
+            messages, saturation = [f"_score: {exc}"], None
+        failures += [f"n={n}: {message}" for message in messages]
+        if saturation:
+            saturated.append(f"n={n}: {saturation}")
+    if len(saturated) == len(sizes_of_score):
+        failures += saturated
     if timing:
         _timing_warning(loss, seed)
     if failures:

@@ -54,9 +54,22 @@ class _OperatingPointLoss(ContingencyLoss):
     ranking (``ranks_only``), cut at the operating point."""
 
     ranks_only = True
+    constraint = ""            # the name of the constraint's parameter (and attribute)
+    measure = None             # the metric of structfs.metrics that reads the operating point
 
     def __init__(self):
         super().__init__(self._table_delta, self._table_feasible)
+
+    @property
+    def params(self):
+        return {self.constraint: getattr(self, self.constraint)}
+
+    def _measure_loss(self, a, b, c, d):
+        """100 (1 - recall); precision at recall overrides it."""
+        return 100.0 * (1.0 - a / (a + c))
+
+    def _score(self, y, s):
+        return type(self).measure(y, s, getattr(self, self.constraint))
 
     def _check_classes(self, y):
         _require_positive(y, self.name)
@@ -91,14 +104,12 @@ class PrecisionAtRecallLoss(_OperatingPointLoss):
     """
 
     name = "prec@rec"
+    constraint = "recall"
+    measure = precision_at_recall
 
     def __init__(self, recall=0.9):
         self.recall = check_rate(recall, "recall")
         super().__init__()
-
-    @property
-    def params(self):
-        return {"recall": self.recall}
 
     def _measure_loss(self, a, b, c, d):
         return 100.0 * b / (a + b)
@@ -112,9 +123,6 @@ class PrecisionAtRecallLoss(_OperatingPointLoss):
         a, b, _ = _best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, least, srt.n, True,
                               srt.n, least)
         return self._result(srt, a, b)
-
-    def _score(self, y, s):
-        return precision_at_recall(y, s, self.recall)
 
 
 class RecallAtPrecisionLoss(_OperatingPointLoss):
@@ -135,17 +143,12 @@ class RecallAtPrecisionLoss(_OperatingPointLoss):
     """
 
     name = "rec@prec"
+    constraint = "precision"
+    measure = recall_at_precision
 
     def __init__(self, precision=0.9):
         self.precision = check_rate(precision, "precision")
         super().__init__()
-
-    @property
-    def params(self):
-        return {"precision": self.precision}
-
-    def _measure_loss(self, a, b, c, d):
-        return 100.0 * (1.0 - a / (a + c))
 
     def _table_feasible(self, a, b, P, N):
         return (a + b >= 1) & (b <= max_false_positives_at_precision(self.precision, a))
@@ -160,9 +163,6 @@ class RecallAtPrecisionLoss(_OperatingPointLoss):
         h = 100.0 * (1.0 - a / P) + (100.0 / srt.n) * (srt.cum_neg[b] - (srt.cum_pos[P] - srt.cum_pos[a]))
         best = int(np.argmax(h))
         return self._result(srt, int(a[best]), int(b[best]))
-
-    def _score(self, y, s):
-        return recall_at_precision(y, s, self.precision)
 
 
 class TPRAtFPRLoss(_OperatingPointLoss):
@@ -183,17 +183,12 @@ class TPRAtFPRLoss(_OperatingPointLoss):
     """
 
     name = "tpr@fpr"
+    constraint = "fpr"
+    measure = tpr_at_fpr
 
     def __init__(self, fpr=0.01):
         self.fpr = check_rate(fpr, "fpr", allow_zero=True)
         super().__init__()
-
-    @property
-    def params(self):
-        return {"fpr": self.fpr}
-
-    def _measure_loss(self, a, b, c, d):
-        return 100.0 * (1.0 - a / (a + c))
 
     def _table_feasible(self, a, b, P, N):
         return b <= max_false_positives(self.fpr, N)
@@ -203,6 +198,3 @@ class TPRAtFPRLoss(_OperatingPointLoss):
         b = min(int(np.count_nonzero(srt.sorted_neg > 0)), int(max_false_positives(self.fpr, srt.N)))
         a = int(np.count_nonzero(srt.sorted_pos > srt.n / srt.P))     # (100/n) s_i > 100/P
         return self._result(srt, a, b)
-
-    def _score(self, y, s):
-        return tpr_at_fpr(y, s, self.fpr)

@@ -610,13 +610,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         rate, and on text it learns a worse ranking than F1 does (R8, precision at recall 0.9: 69.9
         against 90.0 for the F1 model cut at the operating point); which training loss ranks better is
         a choice for the data, so it is made like C's, by the measure the user asked for."""
-        table = search(self, None)
-        self.refit_best(refit_data(table), y, table)
+        own = search(self, None)
         surrogate = clone(self).set_params(loss=SURROGATE_LOSS, loss_params=None,
                                            scoring=check_scoring(None, loss, self.pos_label))
-        table = search(surrogate, None)
-        surrogate.refit_best(refit_data(table), y, table, operating_point=loss)
-        return surrogate if surrogate.best_score_ > self.best_score_ else self
+        other = search(surrogate, None)
+        # compared by their chosen candidates' scores (refit_best's best_score_), so that only the winner
+        # is refitted
+        if _chosen_score(other) > _chosen_score(own):
+            return surrogate.refit_best(refit_data(other), y, other, operating_point=loss)
+        return self.refit_best(refit_data(own), y, own)
 
     def score(self, X: ArrayLike, y: ArrayLike) -> float:
         """The search's measure (``scoring``; default: the loss's own, e.g. F1 for "f1") of the refitted
@@ -657,23 +659,23 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
         sign = 1.0 if positive == self.estimator_.classes_[1] else -1.0     # the refitted model's orientation
         self.threshold_ = 0.0
+        loss = self._resolve()[0]
+        point = operating_point or (loss if loss.ranks_only else None)
         if threshold_loss is not None:
             _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X, sign)
-        elif "decisions" in table and (operating_point or self._resolve()[0]).ranks_only:
+        elif "decisions" in table and point is not None:
             # an operating point: the cut on the training scores is optimistic (text is separable there:
             # asked for recall 0.9, R8 topics got 0.50 on test); the out-of-fold cut is not, and the
             # folds' models share the refitted one's scale (same C and loss)
             rows = np.concatenate(table["test_rows"])
-            point = operating_point or self._resolve()[0]
             cut = best_threshold(point, y_pm[rows], np.concatenate(table["decisions"][best]))
             self.threshold_ = cut
-            if self._resolve()[0].ranks_only:    # fitted without the bias feature: its intercept was a cut
+            if loss.ranks_only:                  # fitted without the bias feature: its intercept was a cut
                 self.estimator_.intercept_ = np.array([-sign * cut])
             else:                                # the folds' decisions hold their learned intercepts too
                 self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
         elif "decisions" in table and self.estimator_.selected_features_.size:
             # the cut of the loss's measure on the chosen candidate's out-of-fold decision values
-            loss = self._resolve()[0]
             if "cuts" in table:
                 cut = table["cuts"][best]
             else:
@@ -708,3 +710,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                   f"(cross-validated score {self.best_score_:.4f} of {len(table['C'])} candidates); the refitted "
                   f"model uses {len(self.selected_features_)} features", file=sys.stderr)
         return self
+
+
+def _chosen_score(table):
+    """The mean validation score of the candidate a search table's rule chooses (what ``refit_best`` sets
+    as ``best_score_``)."""
+    return float(np.mean(table["scores"][best_candidate(table)]))
