@@ -291,8 +291,8 @@ def test_interior_point_master_equals_cvxpy_master(seed):
 def test_interior_point_failure_falls_back_to_ecos(monkeypatch):
     import structfs.solvers.qcqp as qcqp
 
-    def broken(*args):
-        raise np.linalg.LinAlgError("Matrix is not positive definite.")
+    def broken(Gs, delta, C, gap_tol, max_iter):      # a Newton matrix no shift repairs: x is NaN
+        return np.full(delta.shape[0], np.nan), np.zeros(Gs.shape[0]), 1, False
 
     rng = np.random.default_rng(7)
     factors = [rng.normal(size=(12, 3)) * 0.1 for _ in range(3)]
@@ -632,7 +632,23 @@ def test_interior_point_factors_a_matrix_round_off_made_indefinite():
     A = rng.normal(size=(6, 3))
     H = A @ A.T                                  # rank 3: singular
     H[0, 0] -= 1e-9 * H[0, 0]                    # and a hair below it
-    L = _cholesky(H.copy())
-    assert np.allclose(L @ L.T, H, atol=1e-6 * np.abs(H).max())
-    with pytest.raises(np.linalg.LinAlgError):
-        _cholesky(-np.eye(4))
+    L, factored = _cholesky(H.copy())
+    assert factored and np.allclose(L @ L.T, H, atol=1e-6 * np.abs(H).max())
+    assert not _cholesky(-np.eye(4))[1]
+    # a positive definite matrix: the factor LAPACK gives
+    B = rng.normal(size=(7, 7))
+    S = B @ B.T + np.eye(7)
+    L, factored = _cholesky(S.copy())
+    assert factored and np.allclose(L, np.linalg.cholesky(S), rtol=1e-12, atol=1e-12)
+
+
+def test_kkt_lu_solve_is_lapack_where_regular_and_refuses_a_zero_pivot():
+    from structfs.solvers.simplex_qp import _lu_solve
+
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 5, 12):
+        A, b = rng.normal(size=(n, n)), rng.normal(size=n)
+        x, solved = _lu_solve(A, b)
+        assert solved and np.allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert not _lu_solve(singular, np.ones(2))[1]

@@ -338,13 +338,8 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             abar[:K] = x[:K]
             mu[0] = 1.0
         else:
-            solved = True
-            x, lam_q, converged = np.zeros(K), np.zeros(T), False
-            try:
-                x, lam_q, _, converged = ipm_master(full, delta[:K].copy(), C, qp_tol, 100)
-            except Exception:      # noqa: BLE001 - the Newton matrix lost definiteness
-                solved = False
-            if not solved or not np.all(np.isfinite(x)):
+            x, lam_q, _, converged = ipm_master(full, delta[:K].copy(), C, qp_tol, 100)
+            if not np.all(np.isfinite(x)):    # the Newton matrix lost definiteness
                 status = HANDED_BACK          # the Python loop continues, with ECOS as fallback
                 break
             # Not converged within its iterations, the method's point is still feasible (interior):

@@ -187,12 +187,11 @@ def normalise_weights(mu):
 def solve_master_ipm(grams, delta, C, gap_tol):
     """The dense interior-point method of ``qcqp_ipm.py``; returns (MasterSolution or None, reason)."""
     Gs = np.ascontiguousarray(grams if isinstance(grams, np.ndarray) else np.stack(grams), dtype=np.float64)
-    try:
-        x, lam_q, iterations, converged = ipm_master(Gs, np.ascontiguousarray(delta, dtype=np.float64),
-                                                     float(C), float(gap_tol), 100)
-    except np.linalg.LinAlgError:          # Cholesky failed: the Newton matrix lost definiteness
+    x, lam_q, iterations, converged = ipm_master(Gs, np.ascontiguousarray(delta, dtype=np.float64),
+                                                 float(C), float(gap_tol), 100)
+    if not np.isfinite(x).all():           # Cholesky failed: the Newton matrix lost definiteness
         return None, "cholesky"
-    if not converged or not np.isfinite(x).all():
+    if not converged:
         return None, f"not converged in {iterations} iterations"
     return MasterSolution(plane_weights(x), normalise_weights(lam_q), np.nan, "ipm"), "optimal"
 

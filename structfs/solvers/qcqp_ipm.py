@@ -21,7 +21,8 @@ and dual residuals are small; the multipliers of the quadratic constraints are t
 
 The caller checks the answer independently (the master value is recomputed from x, and a failure
 falls back to ECOS), so this solver only has to be fast and usually right. Where round-off makes the
-Newton matrix indefinite its diagonal is shifted and the factorisation retried (:func:`_cholesky`).
+Newton matrix indefinite its diagonal is shifted and the factorisation retried (:func:`_cholesky`);
+where no shift repairs it the answer is NaN, which the caller treats as a failure.
 """
 import numpy as np
 
@@ -38,12 +39,34 @@ def _max_step(v, dv):
 
 
 @njit(cache=True)
+def _factor(H, L):
+    """The Cholesky factor of H into the lower triangle of L; False where a pivot is not positive.
+    Written out rather than ``np.linalg.cholesky``, which signals failure by raising: an exception
+    in compiled code leaks the arrays it had allocated (numba's runtime counted four a failure)."""
+    n = H.shape[0]
+    for j in range(n):
+        v = H[j, j]
+        for k in range(j):
+            v -= L[j, k] * L[j, k]
+        if not v > 0.0:                # also NaN
+            return False
+        d = np.sqrt(v)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            v = H[i, j]
+            for k in range(j):
+                v -= L[i, k] * L[j, k]
+            L[i, j] = v / d
+    return True
+
+
+@njit(cache=True)
 def _cholesky(H):
-    """The Cholesky factor of H; where round-off has made H indefinite (near the optimum the barrier
-    terms span 1e20), its diagonal is shifted by growing multiples of its largest entry, 1e-12 to
-    1e-2: the step is then damped but still drives the residuals down, which decide convergence.
-    Without the shift one master in three failed on the MIL searches' later groups and went to ECOS,
-    at 20x the cost."""
+    """(L, factored): the Cholesky factor of H; where round-off has made H indefinite (near the
+    optimum the barrier terms span 1e20), its diagonal is shifted by growing multiples of its largest
+    entry, 1e-12 to 1e-2: the step is then damped but still drives the residuals down, which decide
+    convergence. Without the shift one master in three failed on the MIL searches' later groups and
+    went to ECOS, at 20x the cost. ``factored`` is False when no shift repairs H."""
     n = H.shape[0]
     top = 0.0
     for i in range(n):
@@ -51,17 +74,12 @@ def _cholesky(H):
     L = np.zeros_like(H)
     shift = 1e-12 * top
     for _ in range(6):
-        factored = True
-        try:
-            L = np.linalg.cholesky(H)
-        except Exception:      # noqa: BLE001 - not positive definite: shift and retry
-            factored = False
-        if factored:
-            return L
+        if _factor(H, L):
+            return L, True
         for i in range(n):
             H[i, i] += shift
         shift *= 100.0
-    raise np.linalg.LinAlgError("the interior-point Newton matrix is not positive definite")
+    return L, False
 
 
 @njit(cache=True)
@@ -96,7 +114,8 @@ def plane_weights(x):
 
 @njit(cache=True)
 def ipm_master(Gs, delta, C, gap_tol, max_iter):
-    """Solve the scaled master; returns (x, mu, iterations, converged).
+    """Solve the scaled master; returns (x, mu, iterations, converged), x NaN where the Newton matrix
+    could not be factored.
 
     ``gap_tol`` bounds the complementarity gap s'lam, i.e. the distance of the objective to the
     optimum once the residuals vanish (scaled units: the master value divided by C).
@@ -196,7 +215,11 @@ def ipm_master(Gs, delta, C, gap_tol, max_iter):
         H[K, K] = w_q.sum()
         for i in range(K + 1):
             H[i, i] += reg
-        L = _cholesky(H)
+        L, factored = _cholesky(H)
+        if not factored:              # no shift repaired H: the caller sees a non-finite answer
+            x[:] = np.nan
+            converged = False
+            break
         mu_now = gap / m
         ds_aff[:] = 0.0
         dlam_aff[:] = 0.0

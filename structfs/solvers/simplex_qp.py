@@ -100,15 +100,44 @@ def _fw_gap(Q, b, x):
 
 
 @njit(cache=True)
+def _lu_solve(A, rhs):
+    """(x, solved): A x = rhs by Gaussian elimination with partial pivoting; ``solved`` False at an
+    exactly zero pivot (LAPACK's dgesv test). Written out rather than ``np.linalg.solve``, which
+    signals a singular matrix by raising: an exception in compiled code leaks the arrays it had
+    allocated (numba's runtime counted four a singular KKT system, every few solves on MIL folds)."""
+    n = rhs.shape[0]
+    M = A.copy()
+    x = rhs.copy()
+    for j in range(n):
+        p = j
+        for i in range(j + 1, n):
+            if abs(M[i, j]) > abs(M[p, j]):
+                p = i
+        if M[p, j] == 0.0:
+            return x, False
+        if p != j:
+            for k in range(n):
+                M[j, k], M[p, k] = M[p, k], M[j, k]
+            x[j], x[p] = x[p], x[j]
+        for i in range(j + 1, n):
+            f = M[i, j] / M[j, j]
+            if f != 0.0:
+                for k in range(j + 1, n):
+                    M[i, k] -= f * M[j, k]
+                x[i] -= f * x[j]
+    for i in range(n - 1, -1, -1):
+        v = x[i]
+        for k in range(i + 1, n):
+            v -= M[i, k] * x[k]
+        x[i] = v / M[i, i]
+    return x, True
+
+
+@njit(cache=True)
 def _kkt_solve(A, rhs, scale):
     """Solution of the KKT system and its residual: LU first (about ten times cheaper than the SVD
     behind least squares), the least-squares solution where LU fails or leaves a residual."""
-    ok = True
-    sol = np.zeros(rhs.shape[0])
-    try:
-        sol = np.linalg.solve(A, rhs)
-    except Exception:  # noqa: BLE001 - a singular system: least squares below
-        ok = False
+    sol, ok = _lu_solve(A, rhs)
     if ok:
         resid = rhs - A @ sol
         if np.all(np.isfinite(sol)) and np.sqrt(np.sum(resid * resid)) <= 1e-9 * scale:
