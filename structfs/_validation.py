@@ -9,6 +9,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from ._interrupt import deferred_interrupts
+
 # The largest magnitude accepted in features and stored weights: squares and sums of squares of values
 # up to 1e100 stay far from float64's overflow (1.8e308), whatever n; beyond ~1e154 a square is inf and
 # the solvers' linear algebra fails or never returns.
@@ -106,12 +108,14 @@ def check_magnitude(X, name="X", limit=None, why="overflow when squared"):
 def keeps_state_on_failure(fit):
     """Decorate an estimator's ``fit`` so that a fit that raises (bad input found late, an interrupt)
     leaves the estimator exactly as it was: fitted with its old model, or unfitted (NotFittedError),
-    never with new ``classes_`` over old weights."""
+    never with new ``classes_`` over old weights. Ctrl-C during the fit is raised between compiled
+    calls (:mod:`structfs._interrupt`)."""
     @functools.wraps(fit)
     def guarded(self, *args, **kwargs):
         before = dict(self.__dict__)
         try:
-            return fit(self, *args, **kwargs)
+            with deferred_interrupts():
+                return fit(self, *args, **kwargs)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 from . import _defaults
+from ._interrupt import interrupts_allowed
 from ._validation import MAX_ABS_VALUE, check_magnitude, is_dask_array, keeps_state_on_failure
 from .losses import Loss, get_loss
 from .solvers import Solver, penalty_for
@@ -586,8 +587,9 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
                                  "estimator cross-validates each class against the rest; lower its cv (at least 2) "
                                  "or pass a splitter.")
         targets = [y] if self.classes_.shape[0] == 2 else [(y == c).astype(int) for c in self.classes_]
-        self.estimators_ = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_one)(self._binary(), X, t) for t in _progress(targets, self.verbose, "classes"))
+        with interrupts_allowed(self.n_jobs not in (None, 1)):       # waiting for workers: Ctrl-C raises at once
+            self.estimators_ = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fit_one)(self._binary(), X, t) for t in _progress(targets, self.verbose, "classes"))
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:

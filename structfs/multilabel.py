@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _defaults
-from ._validation import check_positive_int
+from ._validation import check_positive_int, keeps_state_on_failure
 from .estimators import StructSVM
 from .losses import Loss, get_loss
 
@@ -259,6 +259,7 @@ class MultiLabelStructSVM(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.max_outer = max_outer
 
+    @keeps_state_on_failure
     def fit(self, X, Y):
         """Fit on X (n_samples, n_features), dense or sparse, and Y an (n_samples, n_labels) 0/1 matrix or
         a 1-D class vector (its one-hot form)."""
@@ -337,6 +338,7 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         return [(np.sort((offsets + tr).ravel()), np.sort((offsets + te).ravel()))
                 for tr, te in splitter.split(np.zeros((n, 1)), strata)]
 
+    @keeps_state_on_failure
     def fit(self, X, Y):
         """As MultiLabelStructSVM.fit, choosing C and the budget first."""
         from .model_selection import StructSVMCV, default_budgets

@@ -565,10 +565,11 @@ def test_compiled_loop_takes_the_python_loops_steps(monkeypatch, loss_name, spar
 
 
 def test_compiled_loop_refuses_arrays_its_entry_point_would_misread():
+    from structfs.solvers import compiled_loop
     from structfs.solvers.compiled_loop import _ARRAY_ARGS, _check_arrays
 
     position, dtype, ndim = _ARRAY_ARGS[0]
-    args = [None] * 27
+    args = [None] * len(compiled_loop._LOOP_ARGS)
     for i, d, k in _ARRAY_ARGS:
         args[i] = np.zeros((2,) * k, dtype=d)
     _check_arrays(args)

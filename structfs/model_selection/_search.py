@@ -25,6 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .. import _defaults
+from .._interrupt import check_interrupt, interruptible
 from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
 from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM, check_groups, positive_class
 from ..losses import Loss, get_loss
@@ -435,7 +436,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 else:
                     results = (self._resumed(live, shared, X, y, fold_tasks, tasks, job, scoring,
                                              length(rung, tasks[job[0]][2])) for job in jobs)
-                for job, result in zip(jobs, results):
+                # a parallel search waits for its workers in Python: there Ctrl-C raises at once
+                for job, result in zip(jobs, interruptible(results, live is None)):
+                    check_interrupt()
                     for i, out in zip(job, result):
                         if outputs[i] is not None:        # a longer run of the same path: its time adds up
                             out = (*out[:2], out[2] + outputs[i][2], *out[3:])

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from numba import types
 from numba.core.types.function_type import CompileResultWAP
 
+from .._interrupt import PENDING, check_interrupt
 from .._jit import njit
 from .cutting_plane import _STALL, LINE_SEARCH_EVALS, MU, _ratio_terms, inner_solve, narrowed, next_trial
 from .data import compressed_dot
@@ -44,9 +45,9 @@ ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
 _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, _MATRIX, types.int64, types.float64,
               types.float64, types.float64, types.int64, types.int64, types.int64, types.boolean, _MATRIX,
               types.int64, _VECTOR, _INDEX, _VECTOR, _VECTOR, types.int64[:, ::1], _INDEX, types.float64[:, :, ::1],
-              types.float64[:, :, ::1], _VECTOR, _INDEX)
+              types.float64[:, :, ::1], _VECTOR, _INDEX, _INDEX)
 
-CONVERGED, MAX_ITER, STALLED, HANDED_BACK = 0, 1, 2, 3
+CONVERGED, MAX_ITER, STALLED, HANDED_BACK, INTERRUPTED = 0, 1, 2, 3, 4
 STATUS = ("converged", "max_iter", "stalled")
 
 
@@ -95,9 +96,10 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
             float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
             bool(by_values), ws.planes._coef, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
             feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
-            np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64))
+            np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64), PENDING)
     _check_arrays(args)
     out = _compiled_loop()(*args)
+    check_interrupt()              # Ctrl-C stopped the loop (INTERRUPTED): nothing of its state is kept
     (status, master, coef_buf, K, delta, age, coef_sum, abar, kept, values, grams, mu, group_age, best,
      records) = out
     ws.planes = DensePlanes.wrap(coef_buf, K)
@@ -307,7 +309,7 @@ def loop_is_cached():
 
 
 def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, budget, by_values,
-          coef_buf, K, delta, age, coef_sum, abar, positions, lengths, values, grams, mu, group_age):
+          coef_buf, K, delta, age, coef_sum, abar, positions, lengths, values, grams, mu, group_age, interrupt):
     n, T = y.shape[0], lengths.shape[0]
     # A solve that starts with one group keeps it (groups only leave), with weight 1 on its columns and
     # w 0 off them: d then changes nothing (r is 1/2 ||w||^2, every segment quadratic) and is not formed
@@ -326,6 +328,13 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
     it = 0
     status, value = MAX_ITER, -np.inf
     while True:
+        # Ctrl-C: the empty object-mode block lets Python run its signal handler, which sets interrupt[0]
+        # during a fit (structfs._interrupt); about a microsecond a plane
+        with numba.objmode():
+            pass
+        if interrupt[0]:
+            status = INTERRUPTED
+            break
         # -- the master over the planes: the simplex QP (one group) or the interior-point QCQP --
         full = np.empty((T, K, K))
         for t in range(T):

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from .._interrupt import check_interrupt
 from .._jit import njit
 from .data import _matvec
 
@@ -195,6 +196,7 @@ def inner_solve(ws, cache, y, loss, state, settings, outer):
     best = None
     recent = []            # master values of the last iterations, to detect a stalled master
     while True:
+        check_interrupt()
         t0 = time.perf_counter()
         # The master needs to be accurate to a small fraction of the gap we stop at, no more.
         sol = ws.solve_master(qp_tol=1e-3 * C * tol)

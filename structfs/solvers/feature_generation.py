@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _defaults
+from .._interrupt import check_interrupt
 from .compiled_loop import solve_restricted
 from .data import (
     ColumnCache,
@@ -241,6 +242,7 @@ class SolverPath:
         for n_outer in range(1, solver.max_outer + 1):
             self.n_outer = n_outer
             while True:
+                check_interrupt()
                 top, c_top, c_on = self._most_violated()
                 state.lower = max(state.lower, penalty.lower_bound(ws, c_top))
                 if state.best - state.lower <= C * tol:

@@ -1,0 +1,83 @@
+"""Ctrl-C during a fit: recorded while compiled code runs, raised as KeyboardInterrupt between compiled calls.
+
+Python runs a signal's handler at the next bytecode of the main thread. Inside a compiled (numba) call
+there is none, except in its object-mode blocks (the long sorts of the oracles), and a
+KeyboardInterrupt raised there is swallowed by numba or turned into an unrelated ``TypeError`` or
+``ValueError``. So while a fit runs, SIGINT only sets :data:`PENDING`:
+
+* the compiled inner loop polls it once per plane (an empty object-mode block, about a microsecond,
+  lets the handler run) and returns;
+* Python code calls :func:`check_interrupt` between compiled calls, which raises KeyboardInterrupt;
+* a second Ctrl-C before that raises at once, as Python would.
+
+Parallel fits wait for their workers in Python (:func:`interrupts_allowed`): there Ctrl-C raises at once.
+Only the main thread's default handler is replaced: a handler of the caller's is left as it is.
+"""
+import signal
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+# 1 once SIGINT arrived during a fit; an array, so that compiled code reads it (it is passed as an argument)
+PENDING = np.zeros(1, dtype=np.int64)
+
+
+def _record(signum, frame):
+    if PENDING[0]:
+        PENDING[0] = 0
+        raise KeyboardInterrupt
+    PENDING[0] = 1
+
+
+def check_interrupt():
+    """Raise KeyboardInterrupt if Ctrl-C arrived during the fit (a no-op outside one)."""
+    if PENDING[0]:
+        PENDING[0] = 0
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def deferred_interrupts():
+    """Within: SIGINT sets :data:`PENDING` instead of raising; on leaving, a pending one is raised.
+    Nested uses, other threads and handlers other than Python's default leave things as they are."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    PENDING[0] = 0
+    signal.signal(signal.SIGINT, _record)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    check_interrupt()
+
+
+@contextmanager
+def interrupts_allowed(active=True):
+    """Within a deferred fit (and if ``active``): Ctrl-C raises at once, a pending one on entering --
+    for the waits on parallel workers, where no compiled code runs in this process."""
+    if not active or signal.getsignal(signal.SIGINT) is not _record \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    check_interrupt()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, _record)
+
+
+def interruptible(items, active=True):
+    """The items of an iterable whose production waits on parallel workers, each awaited under
+    :func:`interrupts_allowed` (the consumer's own work between items stays deferred)."""
+    iterator = iter(items)
+    while True:
+        with interrupts_allowed(active):
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+        yield item
