@@ -134,6 +134,23 @@ def test_a_shard_changed_between_passes_is_named(tmp_path):
         shards.rmatvec(np.ones(shards.shape[0]))
 
 
+def test_a_shard_edited_between_passes_keeping_size_and_time_is_named(tmp_path):
+    """An edit between two passes of one fit that keeps the file's size and modification time: the
+    second pass must not use the new values."""
+    path = _shards(tmp_path)
+    shards = ShardedMatrix(path).compacted()
+    v = np.ones(shards.shape[0])
+    first = shards.rmatvec(v)
+    assert np.array_equal(shards.rmatvec(v), first)            # unchanged: every pass agrees
+    target = path / "shard-00002.data.npy"
+    stamp = os.stat(target)
+    data = np.load(target)
+    np.save(target, data * 2)
+    os.utime(target, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    with pytest.raises(ValueError, match="shard-00002.*changed since the previous pass"):
+        shards.rmatvec(v)
+
+
 def _edit_manifest(path, edit, forge_digest=False):
     meta = json.loads((path / "manifest.json").read_text())
     edit(meta)
