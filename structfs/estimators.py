@@ -440,11 +440,17 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         allowed = C * float(self.tol)
         self.converged_ = bool(result.converged and -1e-9 * abs(self.objective_) <= self.gap_ <= allowed * (1 + 1e-9))
         trusted_stop = result.stop in ("optimal", "gap") and self.refit is None   # a debiased model is no optimum
-        if self.gap_ < -1e-9 * abs(self.objective_) or (trusted_stop and self.gap_ > 10 * allowed):
+        false_bound = self.gap_ < -1e-9 * abs(self.objective_)
+        if false_bound or (trusted_stop and self.gap_ > 10 * allowed):
             warnings.warn(f"The fit's certificate does not hold: objective {self.objective_:.6g}, lower bound "
                           f"{self.lower_bound_:.6g} (gap {self.gap_:.3g}, asked at most {allowed:.3g}), so the model "
                           "may be far from optimal. Features of very different scales do this: scale them (e.g. "
                           "sklearn.preprocessing.StandardScaler or MaxAbsScaler).", ConvergenceWarning, stacklevel=4)
+        if false_bound:
+            # A bound above the objective is round-off of a Gram matrix of huge entries (features of scale
+            # 1e18 give planes' products of 1e36, and cancellation errors of 1e20): reported is the one
+            # bound that always holds, 0 (the objective is a sum of squares and C times a slack).
+            self.lower_bound_, self.gap_ = 0.0, self.objective_
         if self.selected_features_.shape[0] == 0 and not getattr(self, "interaction_coef_", np.zeros(0)).size:
             warnings.warn(f"{NO_FEATURES}: on these data the {loss.name!r} loss's structural "
                           f"SVM at C={C:.4g} has its optimum at w = 0 (objective {self.objective_:.6g}, lower bound "
