@@ -90,7 +90,25 @@ def test_ctrl_c_during_a_compiled_fit_raises_keyboard_interrupt_and_keeps_the_mo
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-_CHILD = textwrap.dedent('''
+# Python source for the child scripts: workers(), the number of processes the script started (joblib's
+# workers; the resource tracker aside), read from /proc
+_WORKERS = textwrap.dedent('''
+    import os
+
+    def workers():
+        found = 0
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = open(f"/proc/{pid}/stat").read()
+                cmd = open(f"/proc/{pid}/cmdline").read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and "resource_tracker" not in cmd:
+                found += 1
+        return found
+''')
+
+_CHILD = _WORKERS + textwrap.dedent('''
     import os, random, signal, sys, threading, time, warnings
     import numpy as np
     from structfs import StructSVM, StructSVMCV
@@ -103,18 +121,6 @@ _CHILD = textwrap.dedent('''
 
     def make():
         return StructSVM(loss="f1", C=100.0) if kind == "fit" else StructSVMCV(cv=3, n_jobs=2)
-
-    def children():
-        found = 0
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                stat = open(f"/proc/{pid}/stat").read()
-                cmd = open(f"/proc/{pid}/cmdline").read()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and "resource_tracker" not in cmd:
-                found += 1
-        return found
 
     make().fit(X, y)                                     # warm: compiled code loaded, workers started
     start = time.perf_counter()
@@ -141,7 +147,7 @@ _CHILD = textwrap.dedent('''
             time.sleep(1.0)                              # joblib's workers are stopped by then
         except KeyboardInterrupt:
             time.sleep(1.0)
-        print(outcome, round(lag, 3), hasattr(est, "coef_"), children() if kind == "search" else 0, flush=True)
+        print(outcome, round(lag, 3), hasattr(est, "coef_"), workers() if kind == "search" else 0, flush=True)
 ''')
 
 
@@ -197,3 +203,37 @@ def test_an_interrupted_train_command_exits_130_with_one_line(tmp_path):
         assert err.strip().splitlines() == ["structfs train: interrupted"]
         interrupted += 1
     assert interrupted >= 10
+
+
+@pytest.mark.slow
+def test_an_interrupted_parallel_search_leaves_no_workers_and_no_model():
+    """Ctrl-C during a long StructSVMCV(n_jobs=2).fit, once its workers compute: KeyboardInterrupt reaches
+    the caller, the estimator stays unfitted, and no joblib worker process is left computing fold paths."""
+    script = _WORKERS + textwrap.dedent('''
+        import signal, threading, time
+        import numpy as np
+        from structfs import StructSVMCV
+
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((20000, 400))         # a search of about 20 s on two cores
+        y = (X[:, :5].sum(1) + rng.standard_normal(20000) > 2).astype(int)
+        est = StructSVMCV(n_jobs=2)
+        seen = []
+        def interrupt():                             # once the workers compute, not at a fixed time
+            start = time.time()
+            while workers() == 0 and time.time() - start < 60:
+                time.sleep(0.1)
+            time.sleep(2.0)
+            seen.append(workers())
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=interrupt, daemon=True).start()
+        try:
+            est.fit(X, y)
+            print("finished")
+        except KeyboardInterrupt:
+            time.sleep(1.0)
+            print("interrupted", hasattr(est, "C_"), seen[0], workers())
+    ''')
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300).stdout.split()
+    assert out[0] == "interrupted" and out[1] == "False"
+    assert int(out[2]) >= 1 and int(out[3]) == 0        # workers were running, and none is left
