@@ -19,6 +19,7 @@ import json
 import math
 import numbers
 import os
+import re
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,13 +59,20 @@ class ModelFileError(ValueError):
 
 # -- writing --------------------------------------------------------------------------------------------
 def _loss_record(loss):
-    """A loss parameter as JSON: a name, or a built-in loss object as {"name", "params"}."""
+    """A loss parameter as JSON: a name, a built-in loss object as {"name", "params"}, or a user's
+    ContingencyLoss as {"name": "contingency", "params"} with its functions recorded by importable name
+    ("module:function"), never as code."""
     if loss is None or isinstance(loss, str):
         return loss
-    from .losses import LOSSES
+    from .losses import LOSSES, ContingencyLoss
 
     if type(loss) is LOSSES.get(getattr(loss, "name", None)):
         return {"name": loss.name, "params": {k: _plain(v, "loss.params") for k, v in loss.params.items()}}
+    if type(loss) is ContingencyLoss:
+        return {"name": "contingency", "params": {
+            "fn": _function_reference(loss, loss.fn),
+            "feasible": None if loss.feasible is None else _function_reference(loss, loss.feasible),
+            "monotone": loss.monotone, "label": loss.name}}
     import pickle
 
     try:
@@ -73,7 +81,75 @@ def _loss_record(loss):
     except Exception:
         instead = ("it does not pickle either: define its function at module level (not a lambda or a local "
                    "function), then pickle the model (pickle/joblib)")
-    raise ValueError(f"save_model cannot write the loss {loss!r}: a model file holds built-in losses only; {instead}.")
+    raise ValueError(f"save_model cannot write the loss {loss!r}: a model file holds built-in losses and "
+                     f"ContingencyLoss with importable functions only; {instead}.")
+
+
+def _function_reference(loss, fn):
+    """"module:qualified.name" of a function that importing that module gives back; ValueError otherwise."""
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    found = None
+    if module and name and "<" not in name:
+        try:
+            found = _resolve(module, name)
+        except (ImportError, AttributeError):
+            pass
+    if found is not fn:
+        raise ValueError(f"save_model cannot write the loss {loss!r}: a model file records a loss function by the "
+                         f"name it is imported by, and {fn!r} is not importable as {module}:{name} (a lambda, a "
+                         "local function or a redefined one). Define it at the top of a module, or pickle the model.")
+    return f"{module}:{name}"
+
+
+def _resolve(module, name):
+    import importlib
+
+    found = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
+
+
+_REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def _imported_function(text, field):
+    """The function a model file names as "module:function" (imported: the file holds no code)."""
+    if not isinstance(text, str) or len(text) > 500 or not _REFERENCE.fullmatch(text):
+        raise ModelFileError(f"field {field} must be a function's importable name 'module:function', got "
+                             f"{text!r:.80}")
+    module, name = text.split(":")
+    try:
+        fn = _resolve(module, name)
+    except (ImportError, AttributeError) as exc:
+        raise ModelFileError(f"field {field}: the model's loss function {text} cannot be imported ({exc}); "
+                             "make the module that defines it importable (installed or on sys.path) to load "
+                             "this model") from None
+    if not callable(fn):
+        raise ModelFileError(f"field {field}: {text} is not a function")
+    return fn
+
+
+def _loss_from_record(loss, where):
+    """The loss object a {"name", "params"} record describes."""
+    from .losses import ContingencyLoss, get_loss
+
+    name = _field(loss, "name", "str", where)
+    params = _field(loss, "params", "dict", where)
+    if name != "contingency":
+        return get_loss(name, **params)
+    unknown = set(params) - {"fn", "feasible", "monotone", "label"}
+    if unknown or "fn" not in params:
+        raise ModelFileError(f"field {where}params must hold fn, feasible, monotone and label")
+    if params.get("monotone") not in (None, True, False):
+        raise ModelFileError(f"field {where}params.monotone must be null, true or false")
+    label = params.get("label", "contingency")
+    if not isinstance(label, str):
+        raise ModelFileError(f"field {where}params.label must be a string")
+    feasible = params.get("feasible")
+    return ContingencyLoss(_imported_function(params["fn"], where + "params.fn"),
+                           None if feasible is None else _imported_function(feasible, where + "params.feasible"),
+                           name=label, monotone=params.get("monotone"))
 
 
 def _plain(value, field):
@@ -282,12 +358,8 @@ def _build(cls, params, where="params."):
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 63:
             raise ModelFileError(f"field {where}{key} is an integer beyond 2^63")
     if isinstance(params.get("loss"), dict):
-        loss = params["loss"]
-        from .losses import get_loss
-
         try:
-            params["loss"] = get_loss(_field(loss, "name", "str", where + "loss."),
-                                      **_field(loss, "params", "dict", where + "loss."))
+            params["loss"] = _loss_from_record(params["loss"], where + "loss.")
         except (TypeError, OverflowError) as exc:
             raise ModelFileError(f"field {where}loss: {exc}") from None
     if params.get("estimator") is not None and not isinstance(params["estimator"], dict):

@@ -164,6 +164,25 @@ def _score_problems(loss, rng, n):
     return out, saturation
 
 
+# grids on which a ContingencyLoss's monotone=True is verified: every small one and lopsided large ones
+MONOTONE_GRIDS = [(P, N) for P in range(0, 31) for N in range(0, 31) if P + N] + [(1, 2_000), (2_000, 1), (300, 300)]
+
+
+def _monotone_claim_problems(loss):
+    """Failure messages where a loss declares ``monotone=True`` but Delta is not non-increasing in TP and
+    non-decreasing in FP: its oracle's branch and bound would then miss outputs."""
+    for P, N in MONOTONE_GRIDS:
+        try:
+            monotone = loss.verify_monotone(P, N)
+        except ValueError as exc:
+            return [f"P={P}, N={N}: {exc}"]
+        if not monotone:
+            return [f"monotone=True, but on P={P} positives and N={N} negatives Delta rises with a true positive "
+                    "or falls with a false positive somewhere: the oracle would miss outputs; leave monotone "
+                    "unset (verified per class size) or False"]
+    return []
+
+
 def _timing_warning(loss, seed):
     """A warning when the oracle's time grows faster than about n log n between n = 2,000 and 20,000."""
     import time
@@ -249,6 +268,8 @@ def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, to
                     if not (np.allclose(a[0], b[0], rtol=tol, atol=tol) and np.isclose(a[1], b[1], rtol=tol, atol=tol)):
                         failures.append(f"n={n}, y={y.tolist()}, s={np.round(s, 6).tolist()}: jit_oracle answers "
                                         f"delta {float(b[1])!r} where oracle answers {float(a[1])!r}")
+    if getattr(loss, "monotone", None) is True:
+        failures += _monotone_claim_problems(loss)
     if checked == 0:
         raise AssertionError(f"check_loss({loss!r}) checked no case: validate declined every label vector of sizes "
                              f"{tuple(sizes)}, so nothing was verified.")

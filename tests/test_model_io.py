@@ -55,9 +55,38 @@ def test_feature_names_survive_and_are_checked(tmp_path):
 def test_a_user_loss_is_refused_not_replaced(tmp_path):
     X, y = _data()
     model = StructSVM(loss=ContingencyLoss(lambda a, b, c, d: 100.0 * (b + 3 * c) / (a + b + c + d))).fit(X, y)
-    with pytest.raises(ValueError, match="built-in losses only.*does not pickle either.*module level"):
+    with pytest.raises(ValueError, match="not importable.*lambda.*top of a module, or pickle the model"):
         save_model(model, tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
+
+
+def missed_costs_three(a, b, c, d):
+    return 100.0 * (b + 3 * c) / (3 * (a + c) + (b + d))
+
+
+def test_a_user_contingency_loss_round_trips_by_its_importable_name(tmp_path):
+    X, y = _data()
+    model = StructSVM(loss=ContingencyLoss(missed_costs_three, monotone=True), C=10.0).fit(X, y)
+    save_model(model, tmp_path / "m.json")
+    record = json.loads((tmp_path / "m.json").read_text())
+    assert record["params"]["loss"]["params"]["fn"] == f"{__name__}:missed_costs_three"
+    back = load_model(tmp_path / "m.json")
+    assert back.loss.fn is missed_costs_three and back.loss.monotone is True
+    assert np.array_equal(back.decision_function(X), model.decision_function(X))
+    assert back.get_params()["C"] == 10.0
+
+
+@pytest.mark.parametrize("reference,match", [("no_such_module_xyz:fn", "cannot be imported"),
+                                             ("os:getcwd()", "importable name"),
+                                             (f"{__name__}:no_such_function", "cannot be imported")])
+def test_a_loss_function_that_cannot_be_imported_is_refused_on_load(tmp_path, reference, match):
+    X, y = _data()
+    save_model(StructSVM(loss=ContingencyLoss(missed_costs_three)).fit(X, y), tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    doc["params"]["loss"]["params"]["fn"] = reference
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        load_model(tmp_path / "m.json")
 
 
 def _good(tmp_path, ovr=False):

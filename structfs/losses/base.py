@@ -17,6 +17,7 @@ import numpy as np
 
 from .._jit import njit
 from .._validation import check_pm1, check_scores
+from ._table_search import check_monotone, compile_table_function, monotone_maximum
 
 _GRID_BLOCK = 1 << 22  # grid cells evaluated per call of the user's function (memory bound)
 
@@ -192,6 +193,22 @@ def _grid_argmax(delta, base_a, gain_b, a0):
     return best, best_a, best_b
 
 
+@njit(cache=True)
+def _first_invalid(values, mask, masked):
+    """(index, kind) of the first value that is NaN (0), infinite (1) or negative (2) where ``mask``
+    holds (everywhere unless ``masked``), or (-1, -1): one pass, as the grid is searched by blocks."""
+    for i in range(values.shape[0]):
+        v = values[i]
+        if v >= 0.0 and v != np.inf:
+            continue
+        if masked and not mask[i]:
+            continue
+        if v != v:
+            return i, 0
+        return i, (1 if v == np.inf or v == -np.inf else 2)
+    return -1, -1
+
+
 class ContingencyLoss(Loss):
     """A user-defined loss Delta = fn(a, b, c, d) in percent of the contingency table.
 
@@ -218,39 +235,82 @@ class ContingencyLoss(Loss):
     name = "contingency"
     is_contingency = True
 
-    def __init__(self, fn, feasible=None, name=None):
+    def __init__(self, fn, feasible=None, name=None, monotone=None):
         if not callable(fn):
             raise TypeError(f"fn must be a callable fn(a, b, c, d) -> Delta in percent, got {fn!r}.")
         if feasible is not None and not callable(feasible):
             raise TypeError(f"feasible must be a callable feasible(a, b, P, N) -> bool, got {feasible!r}.")
+        if monotone not in (None, True, False):
+            raise TypeError(f"monotone must be None (verify), True or False, got {monotone!r}.")
         self.fn = fn
         self.feasible = feasible
+        self.monotone = monotone
         if name is not None:
             self.name = name
+        self._evaluate = None           # fn as chosen by _evaluator(): compiled, or fn itself
+        self._monotone_verdicts = {}    # (P, N) -> whether Delta is monotone on that grid
 
     @property
     def params(self):
-        return {"fn": self.fn, "feasible": self.feasible}
+        return {"fn": self.fn, "feasible": self.feasible, "monotone": self.monotone}
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_evaluate", None)    # a compiled ufunc: rebuilt on first use, never pickled
+        return state
+
+    def __setstate__(self, state):
+        state.setdefault("monotone", None)
+        state.setdefault("_monotone_verdicts", {})
+        self.__dict__.update(state)
+        self._evaluate = None
 
     # -- Delta ------------------------------------------------------------------------------
+    def _evaluator(self):
+        """The function that evaluates ``fn`` on arrays of tables, chosen once: numba's compilation of
+        fn where it compiles and agrees with fn on arrays (or fn works on scalars only), else fn."""
+        evaluate = getattr(self, "_evaluate", None)
+        if evaluate is not None:
+            return evaluate
+        compiled = compile_table_function(self.fn)
+        if compiled is not None:
+            probe = np.array([[0, 0, 3, 5], [3, 5, 0, 0], [1, 2, 2, 3], [0, 5, 3, 0], [3, 0, 0, 5],
+                              [7, 90, 2, 901], [4_000, 35_000, 1_000, 60_000]], dtype=np.int64).T
+            try:
+                with np.errstate(all="ignore"):
+                    reference = np.broadcast_to(np.asarray(self.fn(*probe), dtype=np.float64), probe[0].shape)
+                    agrees = np.allclose(compiled(*probe), reference, rtol=1e-12, atol=1e-12, equal_nan=True)
+            except (TypeError, ValueError):
+                agrees = True                   # written for scalars (e.g. with `if`): numba's reading is the one
+            if not agrees:                      # a construct numba reads otherwise: fn's own meaning wins
+                compiled = None
+        self._evaluate = self.fn if compiled is None else compiled
+        return self._evaluate
+
     def _delta_table(self, a, b, c, d, mask=None):
         """fn on (broadcast) tables, checked for NaN and negative values where ``mask`` is True."""
+        evaluate = self._evaluator()
         try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = np.asarray(self.fn(a, b, c, d), dtype=np.float64)
-            out = np.broadcast_to(out, np.broadcast(a, b, c, d).shape)
-        except (TypeError, ValueError):
-            # fn written for scalars only (e.g. uses `if`): evaluate it element by element.
-            out = np.vectorize(self.fn, otypes=[np.float64])(a, b, c, d)
-        valid = np.ones(out.shape, dtype=bool) if mask is None else np.broadcast_to(mask, out.shape)
-        for bad, what in ((np.isnan(out), "NaN; the loss function must be defined on every contingency table"),
-                          (np.isinf(out), "an infinite value; Delta must be finite (percent, e.g. 0..100)"),
-                          (out < 0, "a negative value; Delta must be >= 0 (percent)")):
-            where = np.flatnonzero(np.ravel(bad & valid))
-            if where.size:
-                at = np.unravel_index(where[0], out.shape)
-                table = tuple(int(np.broadcast_to(v, out.shape)[at]) for v in (a, b, c, d))
-                raise ValueError(f"fn{table} (a, b, c, d = TP, FP, FN, TN) returned {what}.")
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                out = np.asarray(evaluate(a, b, c, d), dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            if evaluate is not self.fn:
+                raise
+            raise TypeError(f"fn {getattr(self.fn, '__name__', self.fn)!r} fails on arrays of tables ({exc}) and "
+                            "numba cannot compile it: write it with NumPy operations on its arguments, e.g. "
+                            "np.where(cond, x, y) instead of `if`, np.maximum instead of max().") from None
+        out = np.broadcast_to(out, np.broadcast(a, b, c, d).shape)
+        if mask is None:
+            at, kind = _first_invalid(np.ravel(out), np.ones(1, dtype=np.bool_), False)
+        else:
+            at, kind = _first_invalid(np.ravel(out), np.ravel(np.broadcast_to(mask, out.shape)), True)
+        if at >= 0:
+            at = np.unravel_index(at, out.shape)
+            table = tuple(int(np.broadcast_to(v, out.shape)[at]) for v in (a, b, c, d))
+            what = ("NaN; the loss function must be defined on every contingency table",
+                    "an infinite value; Delta must be finite (percent, e.g. 0..100)",
+                    "a negative value; Delta must be >= 0 (percent)")[kind]
+            raise ValueError(f"fn{table} (a, b, c, d = TP, FP, FN, TN) returned {what}.")
         return out
 
     def delta(self, y, y_bar):
@@ -266,6 +326,24 @@ class ContingencyLoss(Loss):
         d = np.int64(y.shape[0]) - a - b - c
         return float(self._delta_table(a, b, c, d))
 
+    def is_monotone(self, P, N):
+        """Whether the oracle may assume Delta non-increasing in a and non-decreasing in b on the grid
+        of P positives and N negatives: ``monotone`` where given, else verified over the whole grid once
+        per (P, N) (a pass over (P+1)(N+1) tables; ``monotone=True`` skips it)."""
+        if getattr(self, "monotone", None) is not None:
+            return self.monotone
+        verdicts = self.__dict__.setdefault("_monotone_verdicts", {})
+        key = (int(P), int(N))
+        if key not in verdicts:
+            verdicts[key] = self.verify_monotone(*key)
+        return verdicts[key]
+
+    def verify_monotone(self, P, N):
+        """Whether Delta is non-increasing in a and non-decreasing in b on every table of P positives
+        and N negatives: one pass over the grid, by blocks of rows (not cached)."""
+        bs = np.arange(N + 1, dtype=np.int64)[None, :]
+        return check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)
+
     # -- oracle -----------------------------------------------------------------------------
     def _feasible_mask(self, a, b, P, N):
         if self.feasible is None:
@@ -273,9 +351,25 @@ class ContingencyLoss(Loss):
         return np.broadcast_to(np.asarray(self.feasible(a, b, P, N), dtype=bool),
                                np.broadcast(a, b).shape)
 
-    def _grid_oracle(self, y, s):
-        """Exact maximiser of H by evaluating every (a, b) — O(P*N); the reference for all oracles."""
+    def oracle(self, y, s):
+        """Exact maximiser of H: by branch and bound where Delta is monotone (see ``is_monotone``) and no
+        ``feasible`` restricts the tables, else by evaluating every table."""
         srt = SortedClasses(y, s)
+        if self.feasible is not None or not self.is_monotone(srt.P, srt.N):
+            return self._grid_search(srt)
+        P, N = srt.P, srt.N
+        scale = 100.0 / srt.n
+        a, b = monotone_maximum(lambda a, b: self._delta_table(a, b, P - a, N - b), P, N,
+                                -scale * (srt.cum_pos[-1] - srt.cum_pos), scale * srt.cum_neg,
+                                int(np.count_nonzero(srt.sorted_pos > 0)), int(np.count_nonzero(srt.sorted_neg > 0)))
+        delta = float(self._delta_table(np.int64(a), np.int64(b), np.int64(P - a), np.int64(N - b)))
+        return srt.coef(a, b), delta
+
+    def _grid_oracle(self, y, s):
+        """Exact maximiser of H by evaluating every (a, b) -- O(P*N); the reference for all oracles."""
+        return self._grid_search(SortedClasses(y, s))
+
+    def _grid_search(self, srt):
         P, N = srt.P, srt.N
         scale = 100.0 / srt.n
         gain_b = scale * srt.cum_neg
@@ -297,8 +391,6 @@ class ContingencyLoss(Loss):
         delta = float(self._delta_table(np.int64(best_a), np.int64(best_b),
                                         np.int64(P - best_a), np.int64(N - best_b)))
         return srt.coef(best_a, best_b), delta
-
-    oracle = _grid_oracle
 
     def best_cut(self, y, s):
         """The cut t maximising this loss's measure of the labeling ``s - t > 0`` (labels ``y`` in -1/+1):
