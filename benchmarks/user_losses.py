@@ -1,13 +1,16 @@
 """Seconds per oracle call of a user's ContingencyLoss against the built-in F1 oracle, same scores.
 
     python -m benchmarks.user_losses [--n 100000] [--repeat 5] [--grid]
+    python -m benchmarks.user_losses --fits
 
 Three user losses, written as a researcher would: 1 - MCC with NumPy operations, the same with `if`
 (scalars only), and 1 - G-mean. Scores are drawn three ways: standard normal (as benchmarks.oracles),
 "trained" (class mean +-1 plus unit noise) and "margin" (most examples beyond the margin). Columns:
 the first call of a fresh loss object (it compiles fn and verifies that Delta is monotone on this
 (P, N) grid, once), then the best of ``--repeat`` later calls and its ratio to F1's. ``--grid`` adds
-the exhaustive search over every table (the oracle where Delta is not monotone).
+the exhaustive search over every table (the oracle where Delta is not monotone). ``--fits`` prints
+instead one ``StructSVM(C=100)`` fit on ``make_classification(2000, 20)`` with 5% and 50% positives:
+loss "f1" against the numpy MCC loss, by branch and bound and over every table (seconds, objective).
 """
 import argparse
 import time
@@ -54,12 +57,39 @@ def best_time(fn, repeat):
     return best
 
 
+def fits():
+    import warnings
+
+    from sklearn.datasets import make_classification
+
+    from structfs import StructSVM
+
+    print("| positives | loss | seconds | objective | planes |")
+    print("|---|---|---|---|---|")
+    for weight in (0.95, 0.5):
+        X, y = make_classification(2000, 20, weights=[weight], random_state=0)
+        for name, loss in (("f1", "f1"), ("mcc (numpy)", ContingencyLoss(mcc_numpy)),
+                           ("mcc, every table", ContingencyLoss(mcc_numpy, monotone=False))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                StructSVM(loss=loss, C=100).fit(X[:200], y[:200])        # compile, warm
+                start = time.perf_counter()
+                model = StructSVM(loss=loss, C=100).fit(X, y)
+            seconds = time.perf_counter() - start
+            print(f"| {1 - weight:.0%} | {name} | {seconds:.2f} | {model.objective_:.4f} | {model.n_iter_} |",
+                  flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--grid", action="store_true", help="also time the search over every table")
+    parser.add_argument("--fits", action="store_true", help="time whole fits at n = 2,000 instead")
     args = parser.parse_args()
+    if args.fits:
+        fits()
+        return
     rng = np.random.default_rng(0)
     f1 = get_loss("f1")
     header = ["positives", "scores", "f1 s"]

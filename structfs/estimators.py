@@ -481,6 +481,25 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return y
 
 
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> float:
+        """The loss's own measure of this model on X, y, on scikit-learn's 0-1 scale, for the class
+        ``pos_label``: F1 of the predictions for ``loss="f1"``, the ROC area of ``decision_function`` for
+        ``"auc"``, and so on -- what the model was trained for and what ``StructSVMCV`` scores by. Not
+        accuracy (``sklearn.metrics.accuracy_score(y, model.predict(X))`` gives that, and
+        ``get_loss("error")`` trains for it). ``sample_weight`` is not supported (None only)."""
+        check_is_fitted(self)
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported by StructSVM.score: the loss's measure counts every "
+                             "example once.")
+        y = np.asarray(y)
+        positive = positive_class(self.classes_, self.pos_label)
+        scores = self.decision_function(X)
+        if y.shape != scores.shape:
+            raise ValueError(f"y has shape {y.shape} but X has {scores.shape[0]} rows.")
+        y_pm = np.where(y == positive, 1.0, -1.0)
+        return self.loss_.score(y_pm, scores if positive == self.classes_[1] else -scores) / 100.0
+
+
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     """One binary classifier per class (that class against the rest), fitted in parallel through joblib.
 
@@ -611,6 +630,20 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> float:
+        """The binary estimators' own measure on scikit-learn's 0-1 scale, averaged over the classes: each
+        class's estimator ``score`` of its decisions, that class against the rest (for ``loss="f1"``,
+        the mean F1 of the one-vs-rest decisions; the macro-F1 of ``predict``, which picks one class
+        per example, is ``sklearn.metrics.f1_score(y, model.predict(X), average="macro")``). With two
+        classes, the single estimator's score. ``sample_weight`` is not supported (None only)."""
+        check_is_fitted(self)
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported by OneVsRestStructSVM.score.")
+        y = np.asarray(y)
+        if self.classes_.shape[0] == 2:
+            return float(self.estimators_[0].score(X, y))
+        return float(np.mean([est.score(X, (y == c).astype(int)) for est, c in zip(self.estimators_, self.classes_)]))
 
 
 def check_groups(groups, n_features):

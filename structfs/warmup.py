@@ -3,7 +3,8 @@
 numba compiles a kernel at its first call and keeps the machine code in its on-disk cache, so only the
 first process after installing pays (one to two minutes on two cores); the notice printed then says so. This
 module runs the fits that reach the kernels a fit uses -- every built-in loss with and without a budget,
-and a small search -- on a tiny problem, so that a first real fit, a demo or a benchmark starts warm.
+a small search, and the table search of a user's contingency loss -- on a tiny problem, so that a first
+real fit, a demo or a benchmark starts warm.
 """
 import time
 import warnings
@@ -21,11 +22,15 @@ def kernels_cached():
     return loop_is_cached()
 
 
+def _balanced_error(a, b, c, d):
+    return 50.0 * (c / np.maximum(a + c, 1) + b / np.maximum(b + d, 1))
+
+
 def compile_kernels():
     """Run tiny fits that compile (or load from numba's cache) the kernels of the common fits; return
     the seconds it took."""
     from .estimators import StructSVM
-    from .losses import LOSSES
+    from .losses import LOSSES, ContingencyLoss
     from .model_selection import StructSVMCV
 
     start = time.perf_counter()
@@ -38,4 +43,5 @@ def compile_kernels():
             for budget in (None, 2):
                 StructSVM(loss=loss, C=10.0, budget=budget).fit(X, y)
         StructSVMCV(loss="f1", n_jobs=1).fit(X, y)
+        ContingencyLoss(_balanced_error).most_violated(np.where(y > 0, 1.0, -1.0), X[:, 0])
     return time.perf_counter() - start

@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import GridSearchCV
@@ -362,3 +363,25 @@ def test_pos_label_chooses_the_class_the_loss_measures():
     assert f1_score(y, model.predict(X), pos_label="alert") > 0.5
     with pytest.raises(ValueError, match="pos_label='spam' is not a class of y.*alert"):
         StructSVM(pos_label="spam").fit(X, y)
+
+
+def test_score_is_the_loss_measure_for_the_positive_class():
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    from structfs import OneVsRestStructSVM
+    X, y = make_classification(300, 10, weights=[0.8], random_state=0)
+    model = StructSVM(loss="f1", C=10.0).fit(X, y)
+    assert model.score(X, y) == pytest.approx(f1_score(y, model.predict(X)))
+    flipped = StructSVM(loss="f1", C=10.0, pos_label=0).fit(X, y)
+    assert flipped.score(X, y) == pytest.approx(f1_score(y, flipped.predict(X), pos_label=0))
+    names = np.array(["spam", "ham"])[y]
+    ranking = StructSVM(loss="auc", C=10.0, pos_label="spam").fit(X, names)
+    sign = 1.0 if ranking.classes_[1] == "spam" else -1.0
+    assert ranking.score(X, names) == pytest.approx(roc_auc_score(names == "spam", sign * ranking.decision_function(X)))
+    with pytest.raises(ValueError, match="sample_weight"):
+        model.score(X, y, sample_weight=np.ones(300))
+    three = np.digitize(X[:, 0], [-0.5, 0.5])
+    ovr = OneVsRestStructSVM(StructSVM(loss="f1", C=10.0)).fit(X, three)
+    assert ovr.score(X, three) == pytest.approx(np.mean(
+        [f1_score(three == c, est.predict(X) == 1) for est, c in zip(ovr.estimators_, ovr.classes_)]))
+    assert OneVsRestStructSVM(StructSVM(loss="f1", C=10.0)).fit(X, y).score(X, y) == pytest.approx(model.score(X, y))
