@@ -102,7 +102,7 @@ def test_large_grids_are_verified_by_blocks():
     loss = ContingencyLoss(mcc)
     bs = np.arange(20_001, dtype=np.int64)[None, :]
     assert check_monotone(lambda a: loss._delta_table(a, bs, 999 - a, 20_000 - bs), 999, 20_000,
-                          block_cells=1 << 20)
+                          block_cells=1 << 20)[0]
 
 
 def test_numpy_style_and_if_style_functions_run_compiled():
@@ -136,3 +136,17 @@ def test_a_used_loss_pickles_without_its_compiled_function():
 def test_monotone_must_be_none_true_or_false():
     with pytest.raises(TypeError, match="monotone"):
         ContingencyLoss(mcc, monotone="yes")
+
+
+@pytest.mark.parametrize("positives", [0.05, 0.5])
+def test_the_bound_from_verified_steps_is_exact_on_thousands_of_examples(positives):
+    """At n = 3,000 the grid's steps are kept per block of 16 x 16 tables: rectangles near the maximum
+    are dropped by the bound from those steps, and the answer is still the maximum over every table."""
+    rng = np.random.default_rng(1)
+    for fn in (mcc, gmean, missed_costs_three):
+        loss = ContingencyLoss(fn)
+        for _ in range(4):
+            y = np.where(rng.random(3000) < positives, 1.0, -1.0)
+            s = np.where(y > 0, 1.0, -1.0) * rng.choice([0.0, 0.3, 1.0]) + rng.normal(size=3000)
+            assert h_value(loss, y, s, loss.oracle(y, s)) == pytest.approx(
+                h_value(loss, y, s, loss._grid_oracle(y, s)), rel=1e-12, abs=1e-9)

@@ -330,19 +330,24 @@ class ContingencyLoss(Loss):
         """Whether the oracle may assume Delta non-increasing in a and non-decreasing in b on the grid
         of P positives and N negatives: ``monotone`` where given, else verified over the whole grid once
         per (P, N) (a pass over (P+1)(N+1) tables; ``monotone=True`` skips it)."""
+        return self._grid_facts(P, N)[0]
+
+    def _grid_facts(self, P, N):
+        """(monotone, its TableSteps or None) on the grid of P positives and N negatives, cached."""
         if getattr(self, "monotone", None) is not None:
-            return self.monotone
+            return self.monotone, None
         verdicts = self.__dict__.setdefault("_monotone_verdicts", {})
         key = (int(P), int(N))
         if key not in verdicts:
-            verdicts[key] = self.verify_monotone(*key)
+            bs = np.arange(N + 1, dtype=np.int64)[None, :]
+            verdicts[key] = check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)
         return verdicts[key]
 
     def verify_monotone(self, P, N):
         """Whether Delta is non-increasing in a and non-decreasing in b on every table of P positives
         and N negatives: one pass over the grid, by blocks of rows (not cached)."""
         bs = np.arange(N + 1, dtype=np.int64)[None, :]
-        return check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)
+        return check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)[0]
 
     # -- oracle -----------------------------------------------------------------------------
     def _feasible_mask(self, a, b, P, N):
@@ -355,13 +360,15 @@ class ContingencyLoss(Loss):
         """Exact maximiser of H: by branch and bound where Delta is monotone (see ``is_monotone``) and no
         ``feasible`` restricts the tables, else by evaluating every table."""
         srt = SortedClasses(y, s)
-        if self.feasible is not None or not self.is_monotone(srt.P, srt.N):
+        monotone, steps = (False, None) if self.feasible is not None else self._grid_facts(srt.P, srt.N)
+        if not monotone:
             return self._grid_search(srt)
         P, N = srt.P, srt.N
         scale = 100.0 / srt.n
         a, b = monotone_maximum(lambda a, b: self._delta_table(a, b, P - a, N - b), P, N,
                                 -scale * (srt.cum_pos[-1] - srt.cum_pos), scale * srt.cum_neg,
-                                int(np.count_nonzero(srt.sorted_pos > 0)), int(np.count_nonzero(srt.sorted_neg > 0)))
+                                int(np.count_nonzero(srt.sorted_pos > 0)), int(np.count_nonzero(srt.sorted_neg > 0)),
+                                steps)
         delta = float(self._delta_table(np.int64(a), np.int64(b), np.int64(P - a), np.int64(N - b)))
         return srt.coef(a, b), delta
 
