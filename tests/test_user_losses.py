@@ -150,3 +150,18 @@ def test_the_bound_from_verified_steps_is_exact_on_thousands_of_examples(positiv
             s = np.where(y > 0, 1.0, -1.0) * rng.choice([0.0, 0.3, 1.0]) + rng.normal(size=3000)
             assert h_value(loss, y, s, loss.oracle(y, s)) == pytest.approx(
                 h_value(loss, y, s, loss._grid_oracle(y, s)), rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_the_bound_from_steps_is_exact_where_blocks_are_wider_than_16_tables():
+    """n = 20,000 at 50% positives: the grid has 10^8 tables, so the steps are kept per block of 20 x 20."""
+    rng = np.random.default_rng(2)
+    y = np.where(rng.random(20_000) < 0.5, 1.0, -1.0)
+    for fn in (mcc, gmean):
+        loss = ContingencyLoss(fn)
+        P, N = int((y > 0).sum()), int((y < 0).sum())
+        assert loss._grid_facts(P, N)[1].block > 16
+        for shift in (0.0, 0.5, 1.0):
+            s = np.where(y > 0, shift, -shift) + rng.normal(size=y.shape[0])
+            assert h_value(loss, y, s, loss.oracle(y, s)) == pytest.approx(
+                h_value(loss, y, s, loss._grid_oracle(y, s)), rel=1e-12, abs=1e-9)
