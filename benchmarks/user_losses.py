@@ -19,6 +19,8 @@ import numpy as np
 
 from structfs.losses import ContingencyLoss, get_loss
 
+from .oracles import best_time
+
 
 def mcc_numpy(a, b, c, d):
     den = np.sqrt(1.0 * (a + b) * (a + c) * (b + d) * (c + d))
@@ -46,15 +48,6 @@ def scores(kind, y, rng):
     if kind == "trained":
         return sign + rng.normal(size=y.shape[0])
     return sign * (1.0 + rng.exponential(size=y.shape[0])) + 0.5 * rng.normal(size=y.shape[0])
-
-
-def best_time(fn, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def fits():
