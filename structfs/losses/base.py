@@ -209,6 +209,9 @@ def _first_invalid(values, mask, masked):
     return -1, -1
 
 
+_EVERYWHERE = np.ones(1, dtype=np.bool_)      # _first_invalid's mask when nothing is masked
+
+
 class ContingencyLoss(Loss):
     """A user-defined loss Delta = fn(a, b, c, d) in percent of the contingency table.
 
@@ -301,7 +304,7 @@ class ContingencyLoss(Loss):
                             "np.where(cond, x, y) instead of `if`, np.maximum instead of max().") from None
         out = np.broadcast_to(out, np.broadcast(a, b, c, d).shape)
         if mask is None:
-            at, kind = _first_invalid(np.ravel(out), np.ones(1, dtype=np.bool_), False)
+            at, kind = _first_invalid(np.ravel(out), _EVERYWHERE, False)
         else:
             at, kind = _first_invalid(np.ravel(out), np.ravel(np.broadcast_to(mask, out.shape)), True)
         if at >= 0:
@@ -365,10 +368,25 @@ class ContingencyLoss(Loss):
             return self._grid_search(srt)
         P, N = srt.P, srt.N
         scale = 100.0 / srt.n
-        a, b = monotone_maximum(lambda a, b: self._delta_table(a, b, P - a, N - b), P, N,
-                                -scale * (srt.cum_pos[-1] - srt.cum_pos), scale * srt.cum_neg,
-                                int(np.count_nonzero(srt.sorted_pos > 0)), int(np.count_nonzero(srt.sorted_neg > 0)),
-                                steps)
+        evaluate = self._evaluator()
+
+        def table(a, b):
+            # _delta_table's work on the few corners of a level, without its per-call set-up (tens of
+            # levels a call: on small n that set-up was most of the oracle); it names any bad table
+            try:
+                out = np.asarray(evaluate(a, b, P - a, N - b), dtype=np.float64)
+            except (TypeError, ValueError):
+                out = None
+            if out is not None and out.shape != a.shape:
+                out = np.ascontiguousarray(np.broadcast_to(out, a.shape))
+            if out is None or _first_invalid(out, _EVERYWHERE, False)[0] >= 0:
+                self._delta_table(a, b, P - a, N - b)           # raises, with the message
+            return out
+
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            a, b = monotone_maximum(table, P, N, -scale * (srt.cum_pos[-1] - srt.cum_pos), scale * srt.cum_neg,
+                                    int(np.count_nonzero(srt.sorted_pos > 0)),
+                                    int(np.count_nonzero(srt.sorted_neg > 0)), steps)
         delta = float(self._delta_table(np.int64(a), np.int64(b), np.int64(P - a), np.int64(N - b)))
         return srt.coef(a, b), delta
 
