@@ -215,10 +215,27 @@ _EVERYWHERE = np.ones(1, dtype=np.bool_)      # _first_invalid's mask when nothi
 class ContingencyLoss(Loss):
     """A user-defined loss Delta = fn(a, b, c, d) in percent of the contingency table.
 
-    ``fn`` receives TP, FP, FN, TN (numpy integer arrays or scalars) and must return values >= 0;
-    ``Delta(y, y)`` should be 0. ``feasible(a, b, P, N)`` optionally restricts the labelings (boolean,
-    broadcastable), e.g. ``lambda a, b, P, N: a + b == 10`` for a Prec@10-style loss. The oracle is an
-    exact O(P*N) grid search, compiled with numba; ``fn`` is called on blocks of the grid.
+    The oracle is exact. ``fn`` is compiled by numba on first use (once per function and process); where
+    Delta is monotone -- a true positive never costs, a false alarm never pays -- the oracle is a branch
+    and bound that visits a small part of the (P+1) x (N+1) tables, else it evaluates all of them.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(a, b, c, d)`` of TP, FP, FN, TN (int64 arrays, or numbers for a function written with
+        ``if``) returning Delta in percent: >= 0, finite, 0 for the true labeling. A top-level function
+        of a module, so that models holding the loss pickle and ``save_model`` records it by name.
+    feasible : callable or None, default=None
+        ``feasible(a, b, P, N)`` -> bool (broadcastable): the labelings allowed, e.g.
+        ``a + b == 10`` for a Prec@10-style loss. The oracle then evaluates every table.
+    name : str or None, default=None
+        The loss's name in reports (default "contingency").
+    monotone : bool or None, default=None
+        None: verify, once per class size (P, N), whether Delta is non-increasing in a and
+        non-decreasing in b (one pass over the tables), and use the branch and bound where it is.
+        True: assume it without the pass (``check_loss`` verifies the claim; calls are slower on
+        balanced classes, as the pass also records the steps of Delta that tighten the bound).
+        False: always evaluate every table.
 
     Examples
     --------
