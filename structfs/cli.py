@@ -57,8 +57,18 @@ def read_svmlight(path, n_features=None, multilabel=False):
 
 
 def _loss_name(value):
+    """A built-in loss's name (also from an SVMperf code), or for "module:function" a ContingencyLoss of
+    that function (imported; a model file then records it by that name)."""
     from .losses import LOSSES, SVMPERF_CODES
 
+    if ":" in value:
+        from .losses import ContingencyLoss
+        from .model_io import imported_function
+
+        try:
+            return ContingencyLoss(imported_function(value))
+        except ValueError as exc:
+            raise CLIError(f"-l {exc}") from None
     if value.isdigit():
         code = int(value)
         if code not in SVMPERF_CODES:
@@ -66,7 +76,8 @@ def _loss_name(value):
                            f"({', '.join(f'{k}={v}' for k, v in SVMPERF_CODES.items())})")
         return SVMPERF_CODES[code]
     if value not in LOSSES:
-        raise CLIError(f"unknown loss {value!r}; known losses: {', '.join(LOSSES)} (or SVMperf codes 1,2,3,4,5,10)")
+        raise CLIError(f"unknown loss {value!r}; known losses: {', '.join(LOSSES)} (or SVMperf codes 1,2,3,4,5,10, "
+                       "or module:function for your own contingency loss)")
     return value
 
 
@@ -599,7 +610,9 @@ def build_parser():
         p.add_argument("-l", dest="loss", default="f1",
                        help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, prec@rec, rec@prec, tpr@fpr, "
                             "or SVMperf's code 1 (F1), "
-                            "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); default f1")
+                            "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); or module:function, "
+                            "your fn(a, b, c, d) -> loss in percent of the contingency table (TP, FP, FN, TN), "
+                            "imported; default f1")
         p.add_argument("--b", dest="bias", type=float, default=1.0,
                        help="value of the bias feature (0: none; default 1)")
         p.add_argument("--p", dest="p", type=float, default=None,

@@ -113,21 +113,27 @@ def _resolve(module, name):
 _REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
-def _imported_function(text, field):
-    """The function a model file names as "module:function" (imported: the file holds no code)."""
+def imported_function(text):
+    """The function named by ``"module:function"``, imported (model files and the command line name a
+    user's loss function so, never holding its code); ValueError saying why when it cannot be."""
     if not isinstance(text, str) or len(text) > 500 or not _REFERENCE.fullmatch(text):
-        raise ModelFileError(f"field {field} must be a function's importable name 'module:function', got "
-                             f"{text!r:.80}")
+        raise ValueError(f"{text!r:.80} is not a function's importable name 'module:function'")
     module, name = text.split(":")
     try:
         fn = _resolve(module, name)
     except (ImportError, AttributeError) as exc:
-        raise ModelFileError(f"field {field}: the model's loss function {text} cannot be imported ({exc}); "
-                             "make the module that defines it importable (installed or on sys.path) to load "
-                             "this model") from None
+        raise ValueError(f"the loss function {text} cannot be imported ({exc}); make the module that defines it "
+                         "importable (installed, or on sys.path)") from None
     if not callable(fn):
-        raise ModelFileError(f"field {field}: {text} is not a function")
+        raise ValueError(f"{text} is not a function")
     return fn
+
+
+def _imported_function(text, field):
+    try:
+        return imported_function(text)
+    except ValueError as exc:
+        raise ModelFileError(f"field {field}: {exc}") from None
 
 
 def _loss_from_record(loss, where):

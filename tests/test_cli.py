@@ -415,3 +415,19 @@ def test_train_pos_label_measures_the_class_it_names(digits_files, tmp_path, cap
         reports.append([line for line in capsys.readouterr().out.splitlines() if line.startswith(("F1", "Precision"))])
     assert reports[0] == reports[1] and reports[0]
     assert main(["train", "--pos-label", "3", str(digits_files["bin.train"]), str(tmp_path / "x.json")]) == 1
+
+
+def balanced_error(a, b, c, d):
+    return 50.0 * (c / np.maximum(a + c, 1) + b / np.maximum(b + d, 1))
+
+
+def test_train_with_a_loss_function_named_module_function(digits_files, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["train", "-c", "100", "-l", f"{__name__}:balanced_error", "-v", "0", str(digits_files["bin.train"]),
+                 str(model)]) == 0
+    loaded = load_model(model)
+    assert loaded.loss.fn is balanced_error
+    assert main(["predict", str(digits_files["bin.test"]), str(model), str(tmp_path / "p.txt")]) == 0
+    assert main(["train", "-l", "no_such_module_xyz:fn", "-v", "0", str(digits_files["bin.train"]),
+                 str(model)]) != 0
+    assert "cannot be imported" in capsys.readouterr().err
