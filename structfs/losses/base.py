@@ -268,7 +268,7 @@ class ContingencyLoss(Loss):
         if name is not None:
             self.name = name
         self._evaluate = None           # fn as chosen by _evaluator(): compiled, or fn itself
-        self._monotone_verdicts = {}    # (P, N) -> whether Delta is monotone on that grid
+        self._monotone_verdicts = {}    # (P, N) -> (monotone on that grid, its TableSteps or None)
 
     @property
     def params(self):
@@ -359,15 +359,18 @@ class ContingencyLoss(Loss):
         verdicts = self.__dict__.setdefault("_monotone_verdicts", {})
         key = (int(P), int(N))
         if key not in verdicts:
-            bs = np.arange(N + 1, dtype=np.int64)[None, :]
-            verdicts[key] = check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)
+            verdicts[key] = self._check_grid(*key)
         return verdicts[key]
 
     def verify_monotone(self, P, N):
         """Whether Delta is non-increasing in a and non-decreasing in b on every table of P positives
         and N negatives: one pass over the grid, by blocks of rows (not cached)."""
+        return self._check_grid(P, N)[0]
+
+    def _check_grid(self, P, N):
+        """:func:`check_monotone` of this loss's Delta on the grid of P positives and N negatives."""
         bs = np.arange(N + 1, dtype=np.int64)[None, :]
-        return check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)[0]
+        return check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)
 
     # -- oracle -----------------------------------------------------------------------------
     def _feasible_mask(self, a, b, P, N):
