@@ -1,6 +1,7 @@
 """StructSVM: the scikit-learn estimator over the structured learner in :mod:`structfs.solvers`."""
 from __future__ import annotations
 
+import inspect
 import warnings
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 from . import _defaults
 from ._interrupt import interrupts_allowed
 from ._validation import MAX_ABS_VALUE, check_magnitude, is_dask_array, keeps_state_on_failure
-from .losses import Loss, get_loss
+from .losses import Loss, SampleWeighted, get_loss
+from .losses.weighted import check_frequency_weights
 from .solvers import Solver, penalty_for
 from .solvers.data import is_row_blocks
 from .solvers.interactions import check_pair_scoring, expand, pair_products, split_weights
@@ -363,17 +365,25 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
         :class:`structfs.shards.ShardedMatrix` on disk, a :class:`structfs.cluster.DaskRowBlocks` or a dask
         array on a cluster (with a budget; a dask array runs on the current dask.distributed client),
-        and two-class y."""
+        and two-class y.
+
+        ``sample_weight`` (in memory only): example i counts as ``sample_weight[i]`` copies of itself, in
+        the loss's table and in Psi (0 drops it), exactly as if it were repeated; whole numbers, except
+        for ``loss="error"``, which takes any non-negative weights (see
+        :class:`structfs.losses.SampleWeighted`, which says why)."""
         loss = self._resolve()
         C, bias = float(self.C), float(self.bias)
         X = _row_blocks_of_dask(X)
         if is_dask_array(y):
             y = y.compute()
         if is_row_blocks(X):                # structfs.shards.ShardedMatrix, structfs.cluster.DaskRowBlocks
+            if sample_weight is not None:
+                raise ValueError("sample_weight is supported for data in memory only, not for "
+                                 f"{type(X).__name__}: repeat the rows in the blocks instead.")
             y = self._check_row_blocks(X, y)
         else:
             X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
@@ -388,6 +398,12 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported; y has {self.classes_.shape[0]} "
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
+        weights = _frequency_weights(sample_weight, X, loss)
+        if weights is not None:
+            unweighted = [c for c in self.classes_ if not np.any(weights[y == c] > 0)]
+            if unweighted:
+                raise ValueError(f"sample_weight is 0 for every example of class {unweighted[0].item()!r}: the "
+                                 "weighted data have one class only, but StructSVM needs examples of two classes.")
         groups = check_groups(self.groups, X.shape[1])
         if self.interactions:
             check_pair_scoring(X)
@@ -401,11 +417,12 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # the loss measures the positive class; the fitted model keeps scikit-learn's orientation
         # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
         sign = 1.0 if positive == self.classes_[1] else -1.0
-        y_pm = loss.validate(np.where(y == positive, 1.0, -1.0))
+        fit_loss = loss if weights is None else SampleWeighted(loss, weights)
+        y_pm = fit_loss.validate(np.where(y == positive, 1.0, -1.0))
         data, inputs = expand(X) if self.interactions else (X, None)
         if loss.ranks_only:                  # fitted as a ranking, cut below at the operating point
             bias = 0.0
-        path = self._solver().path(data, y_pm, loss, C, penalty_for(self.budget, groups), bias)
+        path = self._solver().path(data, y_pm, fit_loss, C, penalty_for(self.budget, groups), bias)
         for _ in path:
             pass
         result = path.result()
@@ -428,7 +445,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             del self.selected_groups_
         self.intercept_ = np.array([sign * bias * result.w_b])
         if loss.ranks_only:
-            self.intercept_ = np.array([-sign * loss.best_cut(y_pm, sign * self.decision_function(X))])
+            self.intercept_ = np.array([-sign * fit_loss.best_cut(y_pm, sign * self.decision_function(X))])
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
         self.gap_ = result.objective - result.lower_bound
@@ -481,23 +498,22 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return y
 
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """The loss's own measure of this model on X, y, on scikit-learn's 0-1 scale, for the class
         ``pos_label``: F1 of the predictions for ``loss="f1"``, the ROC area of ``decision_function`` for
         ``"auc"``, and so on -- what the model was trained for and what ``StructSVMCV`` scores by. Not
         accuracy (``sklearn.metrics.accuracy_score(y, model.predict(X))`` gives that, and
-        ``get_loss("error")`` trains for it). ``sample_weight`` is not supported (None only)."""
+        ``get_loss("error")`` trains for it). ``sample_weight`` weighs the examples as in :meth:`fit`."""
         check_is_fitted(self)
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported by StructSVM.score: the loss's measure counts every "
-                             "example once.")
         y = np.asarray(y)
         positive = positive_class(self.classes_, self.pos_label)
         scores = self.decision_function(X)
         if y.shape != scores.shape:
             raise ValueError(f"y has shape {y.shape} but X has {scores.shape[0]} rows.")
+        weights = _frequency_weights(sample_weight, scores[:, None], self.loss_)
+        loss = self.loss_ if weights is None else SampleWeighted(self.loss_, weights)
         y_pm = np.where(y == positive, 1.0, -1.0)
-        return self.loss_.score(y_pm, scores if positive == self.classes_[1] else -scores) / 100.0
+        return loss.score(y_pm, scores if positive == self.classes_[1] else -scores) / 100.0
 
 
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
@@ -586,11 +602,15 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)      # the binary estimator's parameters are checked too
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        """Fit one clone of ``estimator`` per class (one for two classes) on X, y; returns self."""
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        """Fit one clone of ``estimator`` per class (one for two classes) on X, y; returns self.
+        ``sample_weight`` is passed to each clone's ``fit``."""
         from joblib import Parallel, delayed
 
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32])
+        if sample_weight is not None and "sample_weight" not in inspect.signature(self._binary().fit).parameters:
+            raise ValueError(f"sample_weight cannot be used: {type(self._binary()).__name__}.fit takes no "
+                             "sample_weight.")
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
@@ -614,7 +634,8 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         targets = [y] if self.classes_.shape[0] == 2 else [(y == c).astype(int) for c in self.classes_]
         with interrupts_allowed(self.n_jobs not in (None, 1)):       # waiting for workers: Ctrl-C raises at once
             self.estimators_ = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_one)(self._binary(), X, t) for t in _progress(targets, self.verbose, "classes"))
+                delayed(_fit_one)(self._binary(), X, t, sample_weight)
+                for t in _progress(targets, self.verbose, "classes"))
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
@@ -631,19 +652,38 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """The binary estimators' own measure on scikit-learn's 0-1 scale, averaged over the classes: each
         class's estimator ``score`` of its decisions, that class against the rest (for ``loss="f1"``,
         the mean F1 of the one-vs-rest decisions; the macro-F1 of ``predict``, which picks one class
         per example, is ``sklearn.metrics.f1_score(y, model.predict(X), average="macro")``). With two
-        classes, the single estimator's score. ``sample_weight`` is not supported (None only)."""
+        classes, the single estimator's score. ``sample_weight`` is passed to each estimator's ``score``."""
         check_is_fitted(self)
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported by OneVsRestStructSVM.score.")
         y = np.asarray(y)
         if self.classes_.shape[0] == 2:
-            return float(self.estimators_[0].score(X, y))
-        return float(np.mean([est.score(X, (y == c).astype(int)) for est, c in zip(self.estimators_, self.classes_)]))
+            return float(self.estimators_[0].score(X, y, sample_weight=sample_weight))
+        return float(np.mean([est.score(X, (y == c).astype(int), sample_weight=sample_weight)
+                              for est, c in zip(self.estimators_, self.classes_)]))
+
+
+def _frequency_weights(sample_weight, X, loss):
+    """``sample_weight`` checked against X's rows and the loss (see :class:`SampleWeighted`), or None where
+    it changes nothing (None, or every weight 1): a ValueError naming it otherwise."""
+    if sample_weight is None:
+        return None
+    n = X.shape[0]
+    if isinstance(sample_weight, Real) and not isinstance(sample_weight, bool):
+        weights = np.full(n, float(sample_weight))
+    else:
+        weights = check_array(sample_weight, ensure_2d=False, dtype=np.float64, input_name="sample_weight")
+    if weights.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), one weight per row of X; got {weights.shape}.")
+    if weights.size and weights.min() < 0:
+        i = int(np.argmin(weights))
+        raise ValueError(f"sample_weight must be non-negative; sample_weight[{i}] = {float(weights[i])!r}.")
+    if np.all(weights == 1.0):
+        return None
+    return check_frequency_weights(weights, loss)
 
 
 def check_groups(groups, n_features):
@@ -681,8 +721,10 @@ def check_parameters(estimator: BaseEstimator) -> BaseEstimator:
     return estimator
 
 
-def _fit_one(estimator, X, y):
-    return estimator.fit(X, y)
+def _fit_one(estimator, X, y, sample_weight=None):
+    if sample_weight is None:
+        return estimator.fit(X, y)
+    return estimator.fit(X, y, sample_weight=sample_weight)
 
 
 def _progress(items, verbose, what):

@@ -378,8 +378,9 @@ def test_score_is_the_loss_measure_for_the_positive_class():
     ranking = StructSVM(loss="auc", C=10.0, pos_label="spam").fit(X, names)
     sign = 1.0 if ranking.classes_[1] == "spam" else -1.0
     assert ranking.score(X, names) == pytest.approx(roc_auc_score(names == "spam", sign * ranking.decision_function(X)))
-    with pytest.raises(ValueError, match="sample_weight"):
-        model.score(X, y, sample_weight=np.ones(300))
+    weights = np.arange(300) % 3                    # weighted F1, as scikit-learn weighs it
+    assert model.score(X, y, sample_weight=weights) == pytest.approx(
+        f1_score(y, model.predict(X), sample_weight=weights))
     three = np.digitize(X[:, 0], [-0.5, 0.5])
     ovr = OneVsRestStructSVM(StructSVM(loss="f1", C=10.0)).fit(X, three)
     assert ovr.score(X, three) == pytest.approx(np.mean(

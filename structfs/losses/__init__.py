@@ -1,7 +1,7 @@
 """Multivariate losses Delta(y, ybar) in percent and their exact most-violated-output oracles.
 
 ``get_loss(name, **params)`` builds a built-in loss; ``ContingencyLoss(fn)`` wraps any function of the
-contingency table; subclass :class:`Loss` for a loss of another structure (see docs/custom_loss.md).
+contingency table; subclass :class:`Loss` for a loss of another structure (see the losses guide, docs/losses.md).
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .fmeasure import F1Loss, FBetaLoss
 from .operating_point import PrecisionAtRecallLoss, RecallAtPrecisionLoss, TPRAtFPRLoss
 from .ranking import PRBEPLoss, PrecisionAtKLoss, RecallAtKLoss
 from .retrieval import AveragePrecisionLoss, PartialAUCLoss
+from .weighted import SampleWeighted
 
 LOSSES = {
     "error": ErrorRateLoss,
@@ -47,7 +48,7 @@ def get_loss(name: str | Loss, **params) -> Loss:
         raise ValueError(f"Bad parameters {params!r} for loss {name!r}: {exc}") from None
 
 
-__all__ = ["Loss", "ContingencyLoss", "SortedClasses", "get_loss", "LOSSES", "SVMPERF_CODES",
+__all__ = ["Loss", "ContingencyLoss", "SortedClasses", "SampleWeighted", "get_loss", "LOSSES", "SVMPERF_CODES",
            "ErrorRateLoss", "F1Loss", "FBetaLoss", "PrecisionAtKLoss", "RecallAtKLoss", "PRBEPLoss",
            "ROCAreaLoss", "AveragePrecisionLoss", "PartialAUCLoss",
            "PrecisionAtRecallLoss", "RecallAtPrecisionLoss", "TPRAtFPRLoss"]

@@ -31,6 +31,7 @@ class ErrorRateLoss(ContingencyLoss):
 
     name = "error"
     jit_oracle = staticmethod(_error_jit_oracle)
+    decomposes = True      # takes fractional sample weights (structfs.losses.SampleWeighted)
 
     def __init__(self):
         super().__init__(self._table_delta)      # a method, not a lambda: the loss (and models) pickle
@@ -49,6 +50,35 @@ class ErrorRateLoss(ContingencyLoss):
     def _score(self, y, s):
         return 100.0 * np.count_nonzero(np.where(s > 0, 1.0, -1.0) == y) / y.shape[0]
 
+    # -- weighted examples: Delta = 100 (weight of the errors) / (total weight) -------------------
+    @staticmethod
+    def weighted_oracle(y, s, w):
+        """The oracle with example i counted w_i times (any w >= 0): the same flips (margin y_i s_i < 1),
+        each weighing w_i / sum(w) instead of 1/n."""
+        return _error_weighted_oracle(np.asarray(y, dtype=np.float64), np.asarray(s, dtype=np.float64),
+                                      np.asarray(w, dtype=np.float64))
+
+    @staticmethod
+    def weighted_score(y, s, w):
+        """Weighted accuracy in percent."""
+        return 100.0 * float(w[np.where(s > 0, 1.0, -1.0) == y].sum()) / float(w.sum())
+
+    @staticmethod
+    def weighted_best_cut(y, s, w):
+        """The cut t with the least weight of errors of ``s - t > 0`` (midpoint of a gap; ties: the
+        fewest positives)."""
+        order = np.argsort(-s, kind="stable")
+        ranked, weights, positive = s[order], w[order], y[order] > 0
+        above_neg = np.concatenate(([0.0], np.cumsum(np.where(positive, 0.0, weights))))   # false alarms
+        above_pos = np.concatenate(([0.0], np.cumsum(np.where(positive, weights, 0.0))))
+        errors = above_neg + (above_pos[-1] - above_pos)                                    # + misses
+        admissible = np.ones(errors.shape[0], dtype=bool)
+        admissible[1:-1] = ranked[:-1] > ranked[1:]
+        k = int(np.flatnonzero(admissible)[np.argmin(errors[admissible])])
+        above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
+        below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
+        return float((above + below) / 2.0)
+
 
 @njit(cache=True)
 def _error_oracle(y, s):
@@ -64,3 +94,21 @@ def _error_oracle(y, s):
         else:
             coef[i] = 0.0
     return coef, 100.0 * flips / n
+
+
+@njit(cache=True)
+def _error_weighted_oracle(y, s, w):
+    """_error_oracle with example i counted w[i] times."""
+    total = 0.0
+    for i in range(w.shape[0]):
+        total += w[i]
+    scale = 100.0 / total
+    coef = np.empty(y.shape[0])
+    flipped = 0.0
+    for i in range(y.shape[0]):
+        if y[i] * s[i] < 1.0:
+            coef[i] = scale * w[i] * y[i]
+            flipped += w[i]
+        else:
+            coef[i] = 0.0
+    return coef, scale * flipped
