@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 from . import _defaults
 from ._interrupt import interrupts_allowed
 from ._validation import MAX_ABS_VALUE, check_magnitude, is_dask_array, keeps_state_on_failure
-from .losses import Loss, SampleWeighted, get_loss
+from .losses import Loss, PerQuery, SampleWeighted, get_loss
 from .losses.weighted import check_frequency_weights
 from .solvers import Solver, penalty_for
 from .solvers.data import is_row_blocks
@@ -365,7 +365,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+            qid: ArrayLike | None = None) -> Self:
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
         :class:`structfs.shards.ShardedMatrix` on disk, a :class:`structfs.cluster.DaskRowBlocks` or a dask
         array on a cluster (with a budget; a dask array runs on the current dask.distributed client),
@@ -374,16 +375,21 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ``sample_weight`` (in memory only): example i counts as ``sample_weight[i]`` copies of itself, in
         the loss's table and in Psi (0 drops it), exactly as if it were repeated; whole numbers, except
         for ``loss="error"``, which takes any non-negative weights (see
-        :class:`structfs.losses.SampleWeighted`, which says why)."""
+        :class:`structfs.losses.SampleWeighted`, which says why).
+
+        ``qid`` (in memory only): each example's query id; the loss is then taken on each query's
+        examples and averaged over the queries -- mean ROC area, mean average precision, the retrieval
+        measures (see :class:`structfs.losses.PerQuery`). One intercept serves every query, so losses
+        that set the model's cut at an operating point do not take ``qid``."""
         loss = self._resolve()
         C, bias = float(self.C), float(self.bias)
         X = _row_blocks_of_dask(X)
         if is_dask_array(y):
             y = y.compute()
         if is_row_blocks(X):                # structfs.shards.ShardedMatrix, structfs.cluster.DaskRowBlocks
-            if sample_weight is not None:
-                raise ValueError("sample_weight is supported for data in memory only, not for "
-                                 f"{type(X).__name__}: repeat the rows in the blocks instead.")
+            if sample_weight is not None or qid is not None:
+                raise ValueError("sample_weight and qid are supported for data in memory only, not for "
+                                 f"{type(X).__name__}.")
             y = self._check_row_blocks(X, y)
         else:
             X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo", "lil", "dok", "bsr", "dia"],
@@ -399,6 +405,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
         weights = _frequency_weights(sample_weight, X, loss)
+        queries = _query_ids(qid, X, loss, weights)
         if weights is not None:
             unweighted = [c for c in self.classes_ if not np.any(weights[y == c] > 0)]
             if unweighted:
@@ -418,6 +425,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
         sign = 1.0 if positive == self.classes_[1] else -1.0
         fit_loss = loss if weights is None else SampleWeighted(loss, weights)
+        if queries is not None:
+            fit_loss = PerQuery(loss, queries)
         y_pm = fit_loss.validate(np.where(y == positive, 1.0, -1.0))
         data, inputs = expand(X) if self.interactions else (X, None)
         if loss.ranks_only:                  # fitted as a ranking, cut below at the operating point
@@ -498,12 +507,14 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return y
 
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              qid: ArrayLike | None = None) -> float:
         """The loss's own measure of this model on X, y, on scikit-learn's 0-1 scale, for the class
         ``pos_label``: F1 of the predictions for ``loss="f1"``, the ROC area of ``decision_function`` for
         ``"auc"``, and so on -- what the model was trained for and what ``StructSVMCV`` scores by. Not
         accuracy (``sklearn.metrics.accuracy_score(y, model.predict(X))`` gives that, and
-        ``get_loss("error")`` trains for it). ``sample_weight`` weighs the examples as in :meth:`fit`."""
+        ``get_loss("error")`` trains for it). ``sample_weight`` weighs the examples and ``qid`` averages
+        the measure over queries, as in :meth:`fit`."""
         check_is_fitted(self)
         y = np.asarray(y)
         positive = positive_class(self.classes_, self.pos_label)
@@ -511,7 +522,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if y.shape != scores.shape:
             raise ValueError(f"y has shape {y.shape} but X has {scores.shape[0]} rows.")
         weights = _frequency_weights(sample_weight, scores[:, None], self.loss_)
+        queries = _query_ids(qid, scores[:, None], self.loss_, weights)
         loss = self.loss_ if weights is None else SampleWeighted(self.loss_, weights)
+        if queries is not None:
+            loss = PerQuery(self.loss_, queries)
         y_pm = np.where(y == positive, 1.0, -1.0)
         return loss.score(y_pm, scores if positive == self.classes_[1] else -scores) / 100.0
 
@@ -602,7 +616,8 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)      # the binary estimator's parameters are checked too
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+            qid: ArrayLike | None = None) -> Self:
         """Fit one clone of ``estimator`` per class (one for two classes) on X, y; returns self.
         ``sample_weight`` is passed to each clone's ``fit``."""
         from joblib import Parallel, delayed
@@ -652,7 +667,8 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              qid: ArrayLike | None = None) -> float:
         """The binary estimators' own measure on scikit-learn's 0-1 scale, averaged over the classes: each
         class's estimator ``score`` of its decisions, that class against the rest (for ``loss="f1"``,
         the mean F1 of the one-vs-rest decisions; the macro-F1 of ``predict``, which picks one class
@@ -684,6 +700,23 @@ def _frequency_weights(sample_weight, X, loss):
     if np.all(weights == 1.0):
         return None
     return check_frequency_weights(weights, loss)
+
+
+def _query_ids(qid, X, loss, weights):
+    """``qid`` checked against X's rows and the loss (None stays None): a ValueError naming it otherwise."""
+    if qid is None:
+        return None
+    queries = np.asarray(qid)
+    if queries.shape != (X.shape[0],):
+        raise ValueError(f"qid must have shape ({X.shape[0]},), one query id per row of X; got {queries.shape}.")
+    if queries.dtype.kind not in "iuU" and not (queries.dtype.kind == "f" and np.isfinite(queries).all()):
+        raise ValueError(f"qid must hold integer, string or finite float query ids; got dtype {queries.dtype}.")
+    if loss.ranks_only:
+        raise ValueError(f"qid does not combine with the {loss.name!r} loss: its model is cut at an operating point "
+                         "of the training data, and one cut cannot hold each query's.")
+    if weights is not None:
+        raise ValueError("sample_weight and qid together are not supported: pass one of them.")
+    return queries
 
 
 def check_groups(groups, n_features):

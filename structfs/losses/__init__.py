@@ -1,7 +1,8 @@
 """Multivariate losses Delta(y, ybar) in percent and their exact most-violated-output oracles.
 
 ``get_loss(name, **params)`` builds a built-in loss; ``ContingencyLoss(fn)`` wraps any function of the
-contingency table; subclass :class:`Loss` for a loss of another structure (see the losses guide, docs/losses.md).
+contingency table; subclass :class:`Loss` for a loss of another structure (see the losses guide,
+docs/losses.md).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from .base import ContingencyLoss, Loss, SortedClasses
 from .error import ErrorRateLoss
 from .fmeasure import F1Loss, FBetaLoss
 from .operating_point import PrecisionAtRecallLoss, RecallAtPrecisionLoss, TPRAtFPRLoss
+from .per_query import PerQuery
 from .ranking import PRBEPLoss, PrecisionAtKLoss, RecallAtKLoss
 from .retrieval import AveragePrecisionLoss, PartialAUCLoss
 from .weighted import SampleWeighted
@@ -48,7 +50,8 @@ def get_loss(name: str | Loss, **params) -> Loss:
         raise ValueError(f"Bad parameters {params!r} for loss {name!r}: {exc}") from None
 
 
-__all__ = ["Loss", "ContingencyLoss", "SortedClasses", "SampleWeighted", "get_loss", "LOSSES", "SVMPERF_CODES",
+__all__ = ["Loss", "ContingencyLoss", "SortedClasses", "SampleWeighted", "PerQuery", "get_loss", "LOSSES",
+           "SVMPERF_CODES",
            "ErrorRateLoss", "F1Loss", "FBetaLoss", "PrecisionAtKLoss", "RecallAtKLoss", "PRBEPLoss",
            "ROCAreaLoss", "AveragePrecisionLoss", "PartialAUCLoss",
            "PrecisionAtRecallLoss", "RecallAtPrecisionLoss", "TPRAtFPRLoss"]
