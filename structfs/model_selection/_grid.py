@@ -65,23 +65,27 @@ def squared_norms(X, columns=None):
     return np.einsum("ij,ij->i", X, X)
 
 
-def _mean_squared_norm(norms):
-    """The rows' mean squared norm (``norms``, one per row); data of norm zero count as norm one."""
-    mean = float(np.mean(norms))
+def _mean_squared_norm(norms, sample_weight=None):
+    """The rows' mean squared norm (``norms``, one per row; weighted by ``sample_weight``, a row counting
+    as that many copies); data of norm zero count as norm one."""
+    mean = float(np.average(norms, weights=sample_weight))
     return mean if mean > 0 else 1.0
 
 
-def grid_unit(norms):
+def grid_unit(norms, sample_weight=None):
     """What the default grid's C / n is per with ``scale_C``: the number of rows over their mean squared
-    norm (``norms``, one per row) -- SVMlight's default C = 1 / mean(x'x), which makes the grid invariant
-    to a rescaling of the features."""
-    return len(norms) / _mean_squared_norm(norms)
+    norm (``norms``, one per row; with ``sample_weight``, the rows' total weight over their weighted
+    mean) -- SVMlight's default C = 1 / mean(x'x), which makes the grid invariant to a rescaling of the
+    features."""
+    rows = len(norms) if sample_weight is None else float(np.sum(sample_weight))
+    return rows / _mean_squared_norm(norms, sample_weight)
 
 
-def data_bias(bias, norms):
-    """The bias feature's value with ``scale_C``: ``bias`` times the rows' root mean squared norm, the
-    constant feature on the scale of the others. With the grid's C / s this makes the whole problem
-    (and the model's predictions) invariant to a rescaling of X: it is the problem on X / RMS norm with
-    the constant feature ``bias``. A fixed bias of 1 beside rows of norm ~62 (raw pixels, s ~ 3,850)
-    regularises the intercept ~3,850 times more than the weights, and that cost F1 on raw data."""
-    return float(bias * np.sqrt(_mean_squared_norm(norms)))
+def data_bias(bias, norms, sample_weight=None):
+    """The bias feature's value with ``scale_C``: ``bias`` times the rows' root mean squared norm (weighted
+    by ``sample_weight``), the constant feature on the scale of the others. With the grid's C / s this
+    makes the whole problem (and the model's predictions) invariant to a rescaling of X: it is the
+    problem on X / RMS norm with the constant feature ``bias``. A fixed bias of 1 beside rows of norm ~62
+    (raw pixels, s ~ 3,850) regularises the intercept ~3,850 times more than the weights, and that cost
+    F1 on raw data."""
+    return float(bias * np.sqrt(_mean_squared_norm(norms, sample_weight)))

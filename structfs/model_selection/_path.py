@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..estimators import LinearModel
+from ..losses import SampleWeighted
 from ..solvers import PathRefitter, Solver, penalty_for
 from ..solvers.data import SolverData, weights_in
 from ..solvers.interactions import expand, split_weights
@@ -28,12 +29,29 @@ def _rows(X, idx):
 @dataclass(frozen=True)
 class Fold:
     """One fold of a search: its training and validation rows, the features it may use (MIL: the
-    instances of its training bags; None: all) and the value of its bias feature."""
+    instances of its training bags; None: all), the value of its bias feature and, for a fit with
+    sample weights, the weights of its training and validation rows."""
 
     train: np.ndarray
     test: np.ndarray
     columns: np.ndarray = None
     bias: float = 1.0
+    train_weight: np.ndarray = None
+    test_weight: np.ndarray = None
+
+
+def weighed(loss, sample_weight):
+    """``loss`` on examples weighted by ``sample_weight`` (:class:`SampleWeighted`); ``loss`` itself for
+    None (and for a None loss)."""
+    return loss if sample_weight is None or loss is None else SampleWeighted(loss, sample_weight)
+
+
+def score_on(scorer, model, X, y, sample_weight=None):
+    """``scorer(model, X, y)``, with ``sample_weight`` where there are weights (scikit-learn's scorers and
+    structfs's take it)."""
+    if sample_weight is None:
+        return scorer(model, X, y)
+    return scorer(model, X, y, sample_weight=sample_weight)
 
 
 @dataclass(frozen=True)
@@ -85,8 +103,9 @@ def fold_path(X, y, fold, C, budget, scoring, carry=None, fold_data=None):
 
 class FoldData:
     """A fold's training and validation parts as all its paths use them, built once per fold: the
-    rows (and MIL's columns) of each part, the labels, and the training part as the solvers see it
-    (:class:`SolverData`, built on first use). A search's cells on one fold share it."""
+    rows (and MIL's columns) of each part, the labels, the training part as the solvers see it
+    (:class:`SolverData`, built on first use), and the fold's loss and threshold loss (weighted by the
+    training rows' weights, if any). A search's cells on one fold share it."""
 
     def __init__(self, X, y, fold, scoring):
         self.X_tr, self.X_te = _rows(X, fold.train), _rows(X, fold.test)
@@ -99,7 +118,9 @@ class FoldData:
         self.X_cut = self.X_tr if X_cut is None else X_cut
         self.y_pm = np.where(y[fold.train] == scoring.classes[1], 1.0, -1.0)
         self.y_test = y[fold.test]
-        scoring.loss.validate(self.y_pm)
+        self.loss = weighed(scoring.loss, fold.train_weight)
+        self.threshold_loss = weighed(scoring.threshold_loss, fold.train_weight)
+        self.loss.validate(self.y_pm)
 
     @functools.cached_property
     def solver_data(self):
@@ -116,8 +137,10 @@ class FoldPath:
     def __init__(self, X, y, fold, C, budget, scoring, carry=None, fold_data=None):
         t0 = time.perf_counter()
         self.fold, self.scoring, self.carry = fold, scoring, carry
-        loss, solver = scoring.loss, scoring.solver
+        solver = scoring.solver
         fold_data = FoldData(X, y, fold, scoring) if fold_data is None else fold_data
+        loss = self.loss = fold_data.loss
+        self.threshold_loss = fold_data.threshold_loss
         self.X_tr, self.X_te, self.X_cut = fold_data.X_tr, fold_data.X_te, fold_data.X_cut
         self.y_pm, self.y_test = fold_data.y_pm, fold_data.y_test
         self.m = m = self.X_tr.shape[1]
@@ -164,9 +187,9 @@ class FoldPath:
                 else:                      # a point on the expansion's columns: features and pairs
                     linear, pairs, pair_w = split_weights(cols, w, self.inputs, self.m, self.data.n_inputs)
                     model = LinearModel.from_weights(linear, fold.bias * w_b, scoring.classes, pairs, pair_w)
-                if scoring.threshold_loss is not None:
-                    _cut_at_best(model, scoring.threshold_loss, self.y_pm, self.X_cut)
-                self.scores.append(scoring.scorer(model, self.X_te, self.y_test))
+                if self.threshold_loss is not None:
+                    _cut_at_best(model, self.threshold_loss, self.y_pm, self.X_cut)
+                self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight))
                 if scoring.keep_decisions:
                     self.decisions.append(model.decision_function(self.X_te))
                 self.n_features.append(int(model.selected_features_.shape[0])
@@ -199,31 +222,36 @@ def best_threshold(loss, y, s):
     return loss.best_cut(y, s)
 
 
-def rescore_at_cv_cuts(table, y_pm, test_rows, loss):
+def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
     """Move each candidate of ``table`` to a cut chosen on out-of-fold decision values where that beats
     its own cut by more than the folds' noise, in place.
 
     ``table["decisions"][i][f]``: candidate i's decision values on fold f's validation rows
-    ``test_rows[f]``; ``y_pm``: all labels in -1/+1. Whether moving the cut pays is measured honestly:
-    fold f is scored at the cut of the contingency ``loss``'s measure on the other folds' decision values
-    (a cut chosen on the rows it is scored on would be optimistic), against its score at the candidate's
-    own cut (``table["scores"]``). Where the mean gain over the folds exceeds its standard error the
-    candidate moves -- its scores are those honest ones, and its cut (``table["cuts"]``) that of all folds'
-    decision values pooled, the one the refitted model gets; elsewhere it keeps its own cut (0). Where
-    the structural SVM's cut is good (text) moving it gains nothing; where the classes overlap the
-    structural SVM's cut predicts almost no positives and the gain is many standard errors."""
+    ``test_rows[f]``; ``y_pm``: all labels in -1/+1; ``sample_weight``: all rows' weights (None: none).
+    Whether moving the cut pays is measured honestly: fold f is scored at the cut of the contingency
+    ``loss``'s measure on the other folds' decision values (a cut chosen on the rows it is scored on
+    would be optimistic), against its score at the candidate's own cut (``table["scores"]``). Where the
+    mean gain over the folds exceeds its standard error the candidate moves -- its scores are those
+    honest ones, and its cut (``table["cuts"]``) that of all folds' decision values pooled, the one the
+    refitted model gets; elsewhere it keeps its own cut (0). Where the structural SVM's cut is good
+    (text) moving it gains nothing; where the classes overlap the structural SVM's cut predicts almost
+    no positives and the gain is many standard errors."""
+    def on(rows):                      # the loss on these rows' weights
+        return weighed(loss, None if sample_weight is None else sample_weight[rows])
+
     table["cuts"] = []
+    pooled = np.concatenate(test_rows)
     for i, per_fold in enumerate(table["decisions"]):
         moved = []
         for f, (rows, s) in enumerate(zip(test_rows, per_fold)):
             others = [g for g in range(len(test_rows)) if g != f]
-            cut = best_threshold(loss, y_pm[np.concatenate([test_rows[g] for g in others])],
-                                 np.concatenate([per_fold[g] for g in others]))
-            moved.append(loss.score(y_pm[rows], s - cut) / 100.0)
+            elsewhere = np.concatenate([test_rows[g] for g in others])
+            cut = best_threshold(on(elsewhere), y_pm[elsewhere], np.concatenate([per_fold[g] for g in others]))
+            moved.append(on(rows).score(y_pm[rows], s - cut) / 100.0)
         gain = np.asarray(moved) - np.asarray(table["scores"][i], dtype=float)
         noise = gain.std(ddof=1) / np.sqrt(gain.shape[0]) if gain.shape[0] > 1 else 0.0
         if gain.mean() > noise:
-            table["cuts"].append(best_threshold(loss, y_pm[np.concatenate(test_rows)], np.concatenate(per_fold)))
+            table["cuts"].append(best_threshold(on(pooled), y_pm[pooled], np.concatenate(per_fold)))
             table["scores"][i] = moved
         else:
             table["cuts"].append(0.0)

@@ -1,6 +1,7 @@
 """What a search scores: the loss's own measure by default, or any scikit-learn scorer."""
 import numpy as np
 
+from ..losses import SampleWeighted
 from ..metrics import MEASURES, StructScorer
 
 
@@ -11,12 +12,13 @@ class _LossScorer:
     def __init__(self, loss, pos_label=None):
         self.loss, self.pos_label = loss, pos_label
 
-    def __call__(self, estimator, X, y):
+    def __call__(self, estimator, X, y, sample_weight=None):
         classes = estimator.classes_
         positive = classes[1] if self.pos_label is None else self.pos_label
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
         scores = estimator.decision_function(X)
-        return self.loss.score(y_pm, scores if positive == classes[1] else -scores) / 100.0
+        loss = self.loss if sample_weight is None else SampleWeighted(self.loss, sample_weight)
+        return loss.score(y_pm, scores if positive == classes[1] else -scores) / 100.0
 
 
 def check_scoring(scoring, loss, pos_label=None):

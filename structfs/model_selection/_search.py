@@ -27,7 +27,15 @@ from sklearn.utils.validation import validate_data
 from .. import _defaults
 from .._interrupt import check_interrupt, interruptible
 from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
-from ..estimators import NO_FEATURES, LinearBinaryMixin, StructSVM, check_groups, positive_class
+from ..estimators import (
+    NO_FEATURES,
+    LinearBinaryMixin,
+    StructSVM,
+    check_groups,
+    check_sample_weight,
+    check_weighted_classes,
+    positive_class,
+)
 from ..losses import Loss, get_loss
 from ..solvers import Solver
 from ..solvers.interactions import check_pair_scoring
@@ -50,7 +58,9 @@ from ._path import (
     best_threshold,
     fold_path,
     rescore_at_cv_cuts,
+    score_on,
     unbudgeted_chain,
+    weighed,
 )
 from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
@@ -358,30 +368,35 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                  "lower cv or pass a splitter.")
         return list(check_cv(self.cv, y, classifier=True).split(np.zeros((len(y), 1)), y))
 
-    def search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None):
+    def search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None, sample_weight=None):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
-        restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`); used by
-        :meth:`fit` and by MILESClassifier."""
+        restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`;
+        ``sample_weight``: checked weights of the rows, or None); used by :meth:`fit` and by
+        MILESClassifier."""
 
         loss, Cs, budgets, _ = self._resolve()
         positive = positive_class(np.asarray(classes), self.pos_label)
         classes = np.array([c for c in classes if c != positive] + [positive])     # the fold models measure it
         bias = 0.0 if loss.ranks_only else float(self.bias)      # as StructSVM fits such a loss
         per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
+        w = sample_weight
         cells = [(C, B) for C in Cs for B in budgets]
         biases = [bias] * len(folds)
         if not per_sample:
             units, unit = [1.0] * len(folds), 1.0
         elif not self._scales_to_data():
-            units, unit = [float(len(train)) for train, _ in folds], float(X.shape[0])
+            units = [float(len(train) if w is None else np.sum(w[train])) for train, _ in folds]
+            unit = float(X.shape[0] if w is None else np.sum(w))
         else:                                 # one pass over X; a fold restricted to columns needs its own
             norms = squared_norms(X)
             fold_norms = [norms[train] if columns is None else squared_norms(_rows(X, train), columns[f])
                           for f, (train, _) in enumerate(folds)]
-            units = [grid_unit(fold) for fold in fold_norms]
-            unit = grid_unit(norms)
-            biases = [data_bias(bias, fold) for fold in fold_norms]
-        fold_tasks = [Fold(train, test, None if columns is None else columns[f], biases[f])
+            fold_w = [None if w is None else w[train] for train, _ in folds]
+            units = [grid_unit(fold, fw) for fold, fw in zip(fold_norms, fold_w)]
+            unit = grid_unit(norms, w)
+            biases = [data_bias(bias, fold, fw) for fold, fw in zip(fold_norms, fold_w)]
+        fold_tasks = [Fold(train, test, None if columns is None else columns[f], biases[f],
+                           None if w is None else w[train], None if w is None else w[test])
                       for f, (train, test) in enumerate(folds)]
         scoring = self.path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
@@ -464,7 +479,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         happens to fall."""
         if scoring.keep_decisions and self.scoring is None:
             y_pm = np.where(np.asarray(y) == scoring.classes[1], 1.0, -1.0)
-            rescore_at_cv_cuts(table, y_pm, [fold.test for fold in fold_tasks], scoring.loss)
+            weights = None
+            if fold_tasks[0].test_weight is not None:         # every validation row's weight
+                weights = np.zeros(y_pm.shape[0])
+                for fold in fold_tasks:
+                    weights[fold.test] = fold.test_weight
+            rescore_at_cv_cuts(table, y_pm, [fold.test for fold in fold_tasks], scoring.loss, weights)
         return table
 
     @staticmethod
@@ -525,11 +545,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        """Cross-validate the grid, then fit the best candidate on all of X, y."""
-        self._resolve()
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        """Cross-validate the grid, then fit the best candidate on all of X, y. ``sample_weight``: example
+        i counts as that many copies of itself in every fold fit, validation score, cut and the refit
+        (see :meth:`StructSVM.fit`)."""
+        loss = self._resolve()[0]
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                              ensure_all_finite=True)
+        weights = check_sample_weight(sample_weight, X, loss)
         check_magnitude(X)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -544,18 +567,20 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         check_groups(self.groups, X.shape[1])
         if self.interactions:
             check_pair_scoring(X)
+        if weights is not None:
+            check_weighted_classes(weights, y, classes)
         folds = self.folds(y)
 
         def search(estimator, threshold_loss):
-            return estimator.search(X, y, classes, folds, threshold_loss=threshold_loss)
+            return estimator.search(X, y, classes, folds, threshold_loss=threshold_loss, sample_weight=weights)
 
-        fitted = self.search_and_refit(search, lambda table: X, y)
+        fitted = self.search_and_refit(search, lambda table: X, y, sample_weight=weights)
         for name, value in vars(fitted).items():        # the fallback's fitted attributes (loss_ among them)
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
         return self
 
-    def search_and_refit(self, search, refit_data, y, cut_data=None):
+    def search_and_refit(self, search, refit_data, y, cut_data=None, sample_weight=None):
         """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
         model; returns the fitted estimator (this one, or the fallback copy). Used by :meth:`fit` and
         by MILESClassifier.
@@ -563,7 +588,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ``search(estimator, threshold_loss)`` returns an estimator's candidate table, ``refit_data(table)``
         the X to refit its best candidate on (MILES: the embedding at the chosen width), ``cut_data(table)``
         (default ``refit_data``) the X whose scores set the fallback's cut (MILES: that embedding with
-        each bag's own instances left out).
+        each bag's own instances left out); ``sample_weight``: the rows' checked weights, or None.
 
         The fallback: when every candidate is the zero model, or the model refitted on all the data is,
         the loss's structural SVM has its optimum at w = 0 on these data (F-measures on noisy,
@@ -578,19 +603,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         """
         loss = self._resolve()[0]
         if loss.ranks_only and self.scoring is None:
-            return self._best_training_loss(search, refit_data, y, loss)
+            return self._best_training_loss(search, refit_data, y, loss, sample_weight)
         can_fall_back = loss.name != FALLBACK_LOSS
         table = search(self, None)
         if np.any(table["n_features"]):
             with warnings.catch_warnings():
                 if can_fall_back:                 # a featureless model falls back below rather than warn
                     warnings.filterwarnings("ignore", message=NO_FEATURES, category=UserWarning)
-                self.refit_best(refit_data(table), y, table)
+                self.refit_best(refit_data(table), y, table, sample_weight=sample_weight)
             if self.selected_features_.size > 0 or not can_fall_back:
                 return self
             what = "The model refitted on all the data was the zero model"
         elif not can_fall_back:
-            return self.refit_best(refit_data(table), y, table)        # StructSVM warns
+            return self.refit_best(refit_data(table), y, table, sample_weight=sample_weight)   # StructSVM warns
         else:
             what = "Every candidate of the search was the zero model"
         warnings.warn(f"{what}: on these data the {loss.name!r} loss's structural SVM has its optimum at w = 0. "
@@ -602,9 +627,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         threshold_loss = loss if loss.is_contingency else None
         table = search(fallback, threshold_loss)
         cut_X = None if cut_data is None or threshold_loss is None else cut_data(table)
-        return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X)
+        return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X, sample_weight=sample_weight)
 
-    def _best_training_loss(self, search, refit_data, y, loss):
+    def _best_training_loss(self, search, refit_data, y, loss, sample_weight=None):
         """An operating-point ``loss``: search with it and with ``SURROGATE_LOSS`` as the training loss,
         both scored by the operating point's measure on the same folds, and return the refitted model
         whose search scored higher (``loss_`` says which), cut at its out-of-fold operating point.
@@ -620,23 +645,26 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # compared by their chosen candidates' scores (refit_best's best_score_), so that only the winner
         # is refitted
         if _chosen_score(other) > _chosen_score(own):
-            return surrogate.refit_best(refit_data(other), y, other, operating_point=loss)
-        return self.refit_best(refit_data(own), y, own)
+            return surrogate.refit_best(refit_data(other), y, other, operating_point=loss, sample_weight=sample_weight)
+        return self.refit_best(refit_data(own), y, own, sample_weight=sample_weight)
 
-    def score(self, X: ArrayLike, y: ArrayLike) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """The search's measure (``scoring``; default: the loss's own, e.g. F1 for "f1") of the refitted
         model on X, y, on scikit-learn's 0-1 scale -- as ``LogisticRegressionCV.score`` uses its
-        ``scoring``."""
+        ``scoring``; ``sample_weight`` weighs the examples as in :meth:`fit`."""
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
-        return check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})), self.pos_label)(self, X, y)
+        scorer = check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})), self.pos_label)
+        return score_on(scorer, self, X, y, check_sample_weight(sample_weight, np.empty((len(y), 0)), self.loss_))
 
-    def refit_best(self, X, y, table, threshold_loss=None, cut_X=None, operating_point=None):
+    def refit_best(self, X, y, table, threshold_loss=None, cut_X=None, operating_point=None, sample_weight=None):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y
         (``threshold_loss``: its intercept moved to that loss's best cut on the scores of ``cut_X``,
         default X; see :func:`fold_path`; ``operating_point``: an operating-point loss whose cut on the
-        candidate's out-of-fold scores the model gets, as its own loss's when that is one)."""
+        candidate's out-of-fold scores the model gets, as its own loss's when that is one;
+        ``sample_weight``: the rows' checked weights, or None)."""
+        w = sample_weight
         best = best_candidate(table)
         self.cv_results_ = cv_results(table)
         uncertified = ~self.cv_results_["certified"]
@@ -655,9 +683,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit,
                                           verbose=max(int(self.verbose) - 1, 0))
         bias = float(self.bias)              # validated by the search
-        self.bias_ = data_bias(bias, squared_norms(X)) if self._scales_to_data() else bias
+        self.bias_ = data_bias(bias, squared_norms(X), w) if self._scales_to_data() else bias
         with config_context(assume_finite=True):        # X was checked by this search's fit
-            self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y)
+            self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y, sample_weight=w)
         positive = positive_class(self.estimator_.classes_, self.pos_label)
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
         sign = 1.0 if positive == self.estimator_.classes_[1] else -1.0     # the refitted model's orientation
@@ -665,13 +693,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = self._resolve()[0]
         point = operating_point or (loss if loss.ranks_only else None)
         if threshold_loss is not None:
-            _cut_at_best(self.estimator_, threshold_loss, y_pm, X if cut_X is None else cut_X, sign)
+            _cut_at_best(self.estimator_, weighed(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
         elif "decisions" in table and point is not None:
             # an operating point: the cut on the training scores is optimistic (text is separable there:
             # asked for recall 0.9, R8 topics got 0.50 on test); the out-of-fold cut is not, and the
             # folds' models share the refitted one's scale (same C and loss)
             rows = np.concatenate(table["test_rows"])
-            cut = best_threshold(point, y_pm[rows], np.concatenate(table["decisions"][best]))
+            cut = best_threshold(weighed(point, None if w is None else w[rows]), y_pm[rows],
+                                 np.concatenate(table["decisions"][best]))
             self.threshold_ = cut
             if loss.ranks_only:                  # fitted without the bias feature: its intercept was a cut
                 self.estimator_.intercept_ = np.array([-sign * cut])
@@ -683,12 +712,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 cut = table["cuts"][best]
             else:
                 rows = np.concatenate(table["test_rows"])
-                cut = best_threshold(loss, y_pm[rows], np.concatenate(table["decisions"][best]))
+                cut = best_threshold(weighed(loss, None if w is None else w[rows]), y_pm[rows],
+                                     np.concatenate(table["decisions"][best]))
             # The folds' models are not the refitted one: a cut that rescued degenerate fold models can
             # wreck a refitted model whose own cut is good (R8 "grain": a shift of 11 cost 4 F1). It is
             # kept only where the refitted model's own training scores agree that it is no worse there.
             own = sign * self.estimator_.decision_function(X)
-            if cut != 0.0 and loss.score(y_pm, own - cut) >= loss.score(y_pm, own):
+            if cut != 0.0 and weighed(loss, w).score(y_pm, own - cut) >= weighed(loss, w).score(y_pm, own):
                 self.threshold_ = cut
                 self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
