@@ -405,7 +405,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
         weights = check_sample_weight(sample_weight, X, loss)
-        queries = _query_ids(qid, X, loss, weights)
+        queries = check_query_ids(qid, X, loss, weights)
         if weights is not None:
             check_weighted_classes(weights, y, self.classes_)
         groups = check_groups(self.groups, X.shape[1])
@@ -519,7 +519,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if y.shape != scores.shape:
             raise ValueError(f"y has shape {y.shape} but X has {scores.shape[0]} rows.")
         weights = check_sample_weight(sample_weight, scores[:, None], self.loss_)
-        queries = _query_ids(qid, scores[:, None], self.loss_, weights)
+        queries = check_query_ids(qid, scores[:, None], self.loss_, weights)
         loss = self.loss_ if weights is None else SampleWeighted(self.loss_, weights)
         if queries is not None:
             loss = PerQuery(self.loss_, queries)
@@ -707,7 +707,7 @@ def check_weighted_classes(weights, y, classes):
                          "data have one class only, but training needs examples of two classes.")
 
 
-def _query_ids(qid, X, loss, weights):
+def check_query_ids(qid, X, loss, weights):
     """``qid`` checked against X's rows and the loss (None stays None): a ValueError naming it otherwise."""
     if qid is None:
         return None

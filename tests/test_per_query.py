@@ -93,3 +93,24 @@ def test_the_guide_ndcg_loss_is_exact_and_fits_per_query(ndcg_example):
     X, y, qid = _queries(3)
     model = StructSVM(loss=ndcg_example.NDCGAtK(k=5), C=30.0).fit(X, y, qid=qid)
     assert model.converged_ and 0.5 < model.score(X, y, qid=qid) <= 1.0
+
+
+def test_a_search_with_query_ids_splits_and_scores_by_query():
+    from sklearn.model_selection import GroupKFold
+
+    from structfs import StructSVMCV
+
+    X, y, qid = _queries(4, n_queries=9, per_query=14)
+    search = StructSVMCV(loss="auc", Cs=[10.0], budgets=[None], cv=3).fit(X, y, qid=qid)
+    by_hand = []
+    for train, test in GroupKFold(3).split(X, y, groups=qid):
+        assert not set(qid[train]) & set(qid[test])
+        fold = StructSVM(loss="auc", C=10.0, tol=0.1).fit(X[train], y[train], qid=qid[train])
+        by_hand.append(fold.score(X[test], y[test], qid=qid[test]))
+    assert search.best_score_ == pytest.approx(np.mean(by_hand), abs=1e-6)
+    assert search.score(X, y, qid=qid) == pytest.approx(
+        StructSVM(loss="auc", C=10.0).fit(X, y, qid=qid).score(X, y, qid=qid), abs=1e-3)
+    with pytest.raises(ValueError, match="qid needs scoring=None"):
+        StructSVMCV(loss="auc", scoring="roc_auc").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"cv=10 folds is more than the 9 queries"):
+        StructSVMCV(loss="auc", cv=10).fit(X, y, qid=qid)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..estimators import LinearModel
-from ..losses import SampleWeighted
+from ..losses import PerQuery, SampleWeighted
 from ..solvers import PathRefitter, Solver, penalty_for
 from ..solvers.data import SolverData, weights_in
 from ..solvers.interactions import expand, split_weights
@@ -30,7 +30,7 @@ def _rows(X, idx):
 class Fold:
     """One fold of a search: its training and validation rows, the features it may use (MIL: the
     instances of its training bags; None: all), the value of its bias feature and, for a fit with
-    sample weights, the weights of its training and validation rows."""
+    sample weights or query ids, those of its training and validation rows."""
 
     train: np.ndarray
     test: np.ndarray
@@ -38,17 +38,24 @@ class Fold:
     bias: float = 1.0
     train_weight: np.ndarray = None
     test_weight: np.ndarray = None
+    train_qid: np.ndarray = None
+    test_qid: np.ndarray = None
 
 
-def weighed(loss, sample_weight):
-    """``loss`` on examples weighted by ``sample_weight`` (:class:`SampleWeighted`); ``loss`` itself for
-    None (and for a None loss)."""
-    return loss if sample_weight is None or loss is None else SampleWeighted(loss, sample_weight)
+def on_rows(loss, sample_weight=None, qid=None):
+    """``loss`` on examples weighted by ``sample_weight`` (:class:`SampleWeighted`) or averaged over the
+    queries ``qid`` (:class:`PerQuery`; a fit takes one or the other); ``loss`` itself for neither (and
+    None for a None loss)."""
+    if loss is None or (sample_weight is None and qid is None):
+        return loss
+    return PerQuery(loss, qid) if qid is not None else SampleWeighted(loss, sample_weight)
 
 
-def score_on(scorer, model, X, y, sample_weight=None):
+def score_on(scorer, model, X, y, sample_weight=None, qid=None):
     """``scorer(model, X, y)``, with ``sample_weight`` where there are weights (scikit-learn's scorers and
-    structfs's take it)."""
+    structfs's take it) and ``qid`` where there are query ids (the loss's own measure takes it)."""
+    if qid is not None:
+        return scorer(model, X, y, qid=qid)
     if sample_weight is None:
         return scorer(model, X, y)
     return scorer(model, X, y, sample_weight=sample_weight)
@@ -118,8 +125,10 @@ class FoldData:
         self.X_cut = self.X_tr if X_cut is None else X_cut
         self.y_pm = np.where(y[fold.train] == scoring.classes[1], 1.0, -1.0)
         self.y_test = y[fold.test]
-        self.loss = weighed(scoring.loss, fold.train_weight)
-        self.threshold_loss = weighed(scoring.threshold_loss, fold.train_weight)
+        self.loss = on_rows(scoring.loss, fold.train_weight, fold.train_qid)
+        # a per-query measure has no one best cut: the fallback's models then keep theirs
+        self.threshold_loss = None if fold.train_qid is not None else on_rows(scoring.threshold_loss,
+                                                                                fold.train_weight)
         self.loss.validate(self.y_pm)
 
     @functools.cached_property
@@ -189,7 +198,8 @@ class FoldPath:
                     model = LinearModel.from_weights(linear, fold.bias * w_b, scoring.classes, pairs, pair_w)
                 if self.threshold_loss is not None:
                     _cut_at_best(model, self.threshold_loss, self.y_pm, self.X_cut)
-                self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight))
+                self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight,
+                                            fold.test_qid))
                 if scoring.keep_decisions:
                     self.decisions.append(model.decision_function(self.X_te))
                 self.n_features.append(int(model.selected_features_.shape[0])
@@ -237,7 +247,7 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
     (text) moving it gains nothing; where the classes overlap the structural SVM's cut predicts almost
     no positives and the gain is many standard errors."""
     def on(rows):                      # the loss on these rows' weights
-        return weighed(loss, None if sample_weight is None else sample_weight[rows])
+        return on_rows(loss, None if sample_weight is None else sample_weight[rows])
 
     table["cuts"] = []
     pooled = np.concatenate(test_rows)

@@ -1,23 +1,25 @@
 """What a search scores: the loss's own measure by default, or any scikit-learn scorer."""
 import numpy as np
 
-from ..losses import SampleWeighted
+from ..losses import PerQuery, SampleWeighted
 from ..metrics import MEASURES, StructScorer
 
 
 class _LossScorer:
     """The loss's own measure as a scorer on scikit-learn's 0-1 scale (``loss.score`` / 100; greater is
-    better), of the class ``pos_label`` (None: ``classes_[1]``)."""
+    better), of the class ``pos_label`` (None: ``classes_[1]``); of weighted examples (``sample_weight``)
+    or averaged over queries (``qid``) where given."""
 
     def __init__(self, loss, pos_label=None):
         self.loss, self.pos_label = loss, pos_label
 
-    def __call__(self, estimator, X, y, sample_weight=None):
+    def __call__(self, estimator, X, y, sample_weight=None, qid=None):
         classes = estimator.classes_
         positive = classes[1] if self.pos_label is None else self.pos_label
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
         scores = estimator.decision_function(X)
         loss = self.loss if sample_weight is None else SampleWeighted(self.loss, sample_weight)
+        loss = loss if qid is None else PerQuery(self.loss, qid)
         return loss.score(y_pm, scores if positive == classes[1] else -scores) / 100.0
 
 

@@ -32,6 +32,7 @@ from ..estimators import (
     LinearBinaryMixin,
     StructSVM,
     check_groups,
+    check_query_ids,
     check_sample_weight,
     check_weighted_classes,
     positive_class,
@@ -57,10 +58,10 @@ from ._path import (
     _rows,
     best_threshold,
     fold_path,
+    on_rows,
     rescore_at_cv_cuts,
     score_on,
     unbudgeted_chain,
-    weighed,
 )
 from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
 from ._scoring import check_scoring
@@ -343,14 +344,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = get_loss(self.loss, **(self.loss_params or {}))
         return loss, Cs, budgets, check_scoring(self.scoring, loss)
 
-    def path_scoring(self, classes, *, threshold_loss=None, cut_X=None):
+    def path_scoring(self, classes, *, threshold_loss=None, cut_X=None, per_query=False):
         """How this search fits and scores each fold's path (:class:`PathScoring`, for :func:`fold_path`):
-        its loss, measure, solver settings, debiasing and early stop."""
+        its loss, measure, solver settings, debiasing and early stop (``per_query``: a search over query
+        ids, whose measure has no one cut to choose)."""
         loss, _, _, scorer = self._resolve()
         solver = Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
                         max_features=self.max_features, master_solver=self.master_solver)
         groups = None if self.groups is None else np.asarray(self.groups)
-        keep_decisions = self.threshold == "cv" and loss.is_contingency and threshold_loss is None
+        keep_decisions = self.threshold == "cv" and loss.is_contingency and threshold_loss is None and not per_query
         return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X,
                            groups, bool(self.interactions), keep_decisions)
 
@@ -358,9 +360,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
         return self.Cs is None and self.scale_C
 
-    def folds(self, y):
+    def folds(self, y, qid=None):
         """The (train, test) index pairs of ``cv`` on labels ``y`` (stratified for a number of folds), as
-        :meth:`fit` uses them; ValueError when a class has fewer examples than folds."""
+        :meth:`fit` uses them; ValueError when a class has fewer examples than folds. With query ids
+        ``qid`` a number of folds splits by query (``GroupKFold``), and a splitter gets them as groups."""
+        if qid is not None:
+            from sklearn.model_selection import GroupKFold
+
+            if isinstance(self.cv, numbers.Integral):
+                if self.cv > np.unique(qid).shape[0]:
+                    raise ValueError(f"cv={self.cv} folds is more than the {np.unique(qid).shape[0]} queries (qid); "
+                                     "lower cv or pass a splitter.")
+                return list(GroupKFold(self.cv).split(np.zeros((len(y), 1)), y, groups=qid))
+            return list(check_cv(self.cv, y, classifier=True).split(np.zeros((len(y), 1)), y, groups=qid))
         if isinstance(self.cv, numbers.Integral):
             smallest = np.unique(y, return_counts=True)[1].min()
             if self.cv > smallest:
@@ -368,11 +380,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                  "lower cv or pass a splitter.")
         return list(check_cv(self.cv, y, classifier=True).split(np.zeros((len(y), 1)), y))
 
-    def search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None, sample_weight=None):
+    def search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None, sample_weight=None,
+               qid=None):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
         restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`;
-        ``sample_weight``: checked weights of the rows, or None); used by :meth:`fit` and by
-        MILESClassifier."""
+        ``sample_weight``, ``qid``: checked weights or query ids of the rows, or None); used by
+        :meth:`fit` and by MILESClassifier."""
 
         loss, Cs, budgets, _ = self._resolve()
         positive = positive_class(np.asarray(classes), self.pos_label)
@@ -396,9 +409,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             unit = grid_unit(norms, w)
             biases = [data_bias(bias, fold, fw) for fold, fw in zip(fold_norms, fold_w)]
         fold_tasks = [Fold(train, test, None if columns is None else columns[f], biases[f],
-                           None if w is None else w[train], None if w is None else w[test])
+                           None if w is None else w[train], None if w is None else w[test],
+                           None if qid is None else qid[train], None if qid is None else qid[test])
                       for f, (train, test) in enumerate(folds)]
-        scoring = self.path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X)
+        scoring = self.path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X, per_query=qid is not None)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         table_cells = [(C * unit, B) for C, B in cells]
         outputs, pruned = self._halving(X, y, fold_tasks, tasks, cells, table_cells, scoring)
@@ -545,14 +559,20 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+            qid: ArrayLike | None = None) -> Self:
         """Cross-validate the grid, then fit the best candidate on all of X, y. ``sample_weight``: example
         i counts as that many copies of itself in every fold fit, validation score, cut and the refit
-        (see :meth:`StructSVM.fit`)."""
+        (see :meth:`StructSVM.fit`). ``qid``: each example's query id; the folds then split by query,
+        every fit and validation score takes the loss averaged over queries, and the model keeps the
+        cut it learned (one cut cannot be each query's best)."""
         loss = self._resolve()[0]
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                              ensure_all_finite=True)
         weights = check_sample_weight(sample_weight, X, loss)
+        queries = check_query_ids(qid, X, loss, weights)
+        if queries is not None and self.scoring is not None:
+            raise ValueError("qid needs scoring=None: the loss's own measure is the one averaged over queries.")
         check_magnitude(X)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -569,18 +589,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             check_pair_scoring(X)
         if weights is not None:
             check_weighted_classes(weights, y, classes)
-        folds = self.folds(y)
+        folds = self.folds(y, queries)
 
         def search(estimator, threshold_loss):
-            return estimator.search(X, y, classes, folds, threshold_loss=threshold_loss, sample_weight=weights)
+            return estimator.search(X, y, classes, folds, threshold_loss=threshold_loss, sample_weight=weights,
+                                    qid=queries)
 
-        fitted = self.search_and_refit(search, lambda table: X, y, sample_weight=weights)
+        fitted = self.search_and_refit(search, lambda table: X, y, sample_weight=weights, qid=queries)
         for name, value in vars(fitted).items():        # the fallback's fitted attributes (loss_ among them)
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
         return self
 
-    def search_and_refit(self, search, refit_data, y, cut_data=None, sample_weight=None):
+    def search_and_refit(self, search, refit_data, y, cut_data=None, sample_weight=None, qid=None):
         """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
         model; returns the fitted estimator (this one, or the fallback copy). Used by :meth:`fit` and
         by MILESClassifier.
@@ -588,7 +609,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ``search(estimator, threshold_loss)`` returns an estimator's candidate table, ``refit_data(table)``
         the X to refit its best candidate on (MILES: the embedding at the chosen width), ``cut_data(table)``
         (default ``refit_data``) the X whose scores set the fallback's cut (MILES: that embedding with
-        each bag's own instances left out); ``sample_weight``: the rows' checked weights, or None.
+        each bag's own instances left out); ``sample_weight``, ``qid``: the rows' checked weights or query
+        ids, or None.
 
         The fallback: when every candidate is the zero model, or the model refitted on all the data is,
         the loss's structural SVM has its optimum at w = 0 on these data (F-measures on noisy,
@@ -610,12 +632,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             with warnings.catch_warnings():
                 if can_fall_back:                 # a featureless model falls back below rather than warn
                     warnings.filterwarnings("ignore", message=NO_FEATURES, category=UserWarning)
-                self.refit_best(refit_data(table), y, table, sample_weight=sample_weight)
+                self.refit_best(refit_data(table), y, table, sample_weight=sample_weight, qid=qid)
             if self.selected_features_.size > 0 or not can_fall_back:
                 return self
             what = "The model refitted on all the data was the zero model"
         elif not can_fall_back:
-            return self.refit_best(refit_data(table), y, table, sample_weight=sample_weight)   # StructSVM warns
+            return self.refit_best(refit_data(table), y, table, sample_weight=sample_weight, qid=qid)  # it warns
         else:
             what = "Every candidate of the search was the zero model"
         warnings.warn(f"{what}: on these data the {loss.name!r} loss's structural SVM has its optimum at w = 0. "
@@ -624,10 +646,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                       "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=5)
         fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
                                           scoring=check_scoring(self.scoring, loss, self.pos_label))
-        threshold_loss = loss if loss.is_contingency else None
+        threshold_loss = loss if loss.is_contingency and qid is None else None
         table = search(fallback, threshold_loss)
         cut_X = None if cut_data is None or threshold_loss is None else cut_data(table)
-        return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X, sample_weight=sample_weight)
+        return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X, sample_weight=sample_weight,
+                                   qid=qid)
 
     def _best_training_loss(self, search, refit_data, y, loss, sample_weight=None):
         """An operating-point ``loss``: search with it and with ``SURROGATE_LOSS`` as the training loss,
@@ -648,22 +671,27 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             return surrogate.refit_best(refit_data(other), y, other, operating_point=loss, sample_weight=sample_weight)
         return self.refit_best(refit_data(own), y, own, sample_weight=sample_weight)
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              qid: ArrayLike | None = None) -> float:
         """The search's measure (``scoring``; default: the loss's own, e.g. F1 for "f1") of the refitted
         model on X, y, on scikit-learn's 0-1 scale -- as ``LogisticRegressionCV.score`` uses its
-        ``scoring``; ``sample_weight`` weighs the examples as in :meth:`fit`."""
+        ``scoring``; ``sample_weight`` weighs the examples and ``qid`` averages over queries as in
+        :meth:`fit`."""
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
         scorer = check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})), self.pos_label)
-        return score_on(scorer, self, X, y, check_sample_weight(sample_weight, np.empty((len(y), 0)), self.loss_))
+        rows = np.empty((len(y), 0))
+        weights = check_sample_weight(sample_weight, rows, self.loss_)
+        return score_on(scorer, self, X, y, weights, check_query_ids(qid, rows, self.loss_, weights))
 
-    def refit_best(self, X, y, table, threshold_loss=None, cut_X=None, operating_point=None, sample_weight=None):
+    def refit_best(self, X, y, table, threshold_loss=None, cut_X=None, operating_point=None, sample_weight=None,
+                   qid=None):
         """Set the cross-validation results from ``table`` and fit its best candidate on X, y
         (``threshold_loss``: its intercept moved to that loss's best cut on the scores of ``cut_X``,
         default X; see :func:`fold_path`; ``operating_point``: an operating-point loss whose cut on the
         candidate's out-of-fold scores the model gets, as its own loss's when that is one;
-        ``sample_weight``: the rows' checked weights, or None)."""
+        ``sample_weight``, ``qid``: the rows' checked weights or query ids, or None)."""
         w = sample_weight
         best = best_candidate(table)
         self.cv_results_ = cv_results(table)
@@ -685,7 +713,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         bias = float(self.bias)              # validated by the search
         self.bias_ = data_bias(bias, squared_norms(X), w) if self._scales_to_data() else bias
         with config_context(assume_finite=True):        # X was checked by this search's fit
-            self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y, sample_weight=w)
+            self.estimator_.set_params(bias=self.bias_, max_outer=max_outer).fit(X, y, sample_weight=w, qid=qid)
         positive = positive_class(self.estimator_.classes_, self.pos_label)
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
         sign = 1.0 if positive == self.estimator_.classes_[1] else -1.0     # the refitted model's orientation
@@ -693,13 +721,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = self._resolve()[0]
         point = operating_point or (loss if loss.ranks_only else None)
         if threshold_loss is not None:
-            _cut_at_best(self.estimator_, weighed(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
+            _cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
         elif "decisions" in table and point is not None:
             # an operating point: the cut on the training scores is optimistic (text is separable there:
             # asked for recall 0.9, R8 topics got 0.50 on test); the out-of-fold cut is not, and the
             # folds' models share the refitted one's scale (same C and loss)
             rows = np.concatenate(table["test_rows"])
-            cut = best_threshold(weighed(point, None if w is None else w[rows]), y_pm[rows],
+            cut = best_threshold(on_rows(point, None if w is None else w[rows]), y_pm[rows],
                                  np.concatenate(table["decisions"][best]))
             self.threshold_ = cut
             if loss.ranks_only:                  # fitted without the bias feature: its intercept was a cut
@@ -712,13 +740,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 cut = table["cuts"][best]
             else:
                 rows = np.concatenate(table["test_rows"])
-                cut = best_threshold(weighed(loss, None if w is None else w[rows]), y_pm[rows],
+                cut = best_threshold(on_rows(loss, None if w is None else w[rows]), y_pm[rows],
                                      np.concatenate(table["decisions"][best]))
             # The folds' models are not the refitted one: a cut that rescued degenerate fold models can
             # wreck a refitted model whose own cut is good (R8 "grain": a shift of 11 cost 4 F1). It is
             # kept only where the refitted model's own training scores agree that it is no worse there.
             own = sign * self.estimator_.decision_function(X)
-            if cut != 0.0 and weighed(loss, w).score(y_pm, own - cut) >= weighed(loss, w).score(y_pm, own):
+            if cut != 0.0 and on_rows(loss, w).score(y_pm, own - cut) >= on_rows(loss, w).score(y_pm, own):
                 self.threshold_ = cut
                 self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
