@@ -712,3 +712,19 @@ def test_pos_label_reaches_the_search_its_cut_and_its_score():
     assert search.C_ == mirror.C_ and search.threshold_ == pytest.approx(mirror.threshold_)
     assert np.allclose(search.decision_function(X), -mirror.decision_function(X))
     assert search.score(X, y) == pytest.approx(f1_score(y, search.predict(X), pos_label="alert"))
+
+
+def test_an_out_of_fold_cut_is_carried_to_the_refitted_model_by_rank():
+    from structfs.model_selection._path import same_rate_cut
+
+    rng = np.random.default_rng(0)
+    folds = rng.normal(size=300)
+    refit = 3.0 * rng.normal(size=200) + 1.0            # another scale and offset
+    cut = same_rate_cut(folds, 0.8, refit)
+    assert np.mean(refit > cut) == pytest.approx(np.mean(folds > 0.8), abs=1 / 200)
+    tied = np.repeat([3.0, 2.0, 1.0], [5, 5, 5])
+    cut = same_rate_cut(np.arange(10.0), 6.5, tied)     # 3 of 10 above: the nearest cut outside a tie
+    assert np.isclose(cut, 2.5) or np.isclose(cut, 1.5)
+    weights = np.where(refit > np.median(refit), 3.0, 1.0)
+    cut = same_rate_cut(folds, 0.8, refit, score_weight=weights)
+    assert np.average(refit > cut, weights=weights) == pytest.approx(np.mean(folds > 0.8), abs=3 / 400)

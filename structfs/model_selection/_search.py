@@ -60,6 +60,7 @@ from ._path import (
     fold_path,
     on_rows,
     rescore_at_cv_cuts,
+    same_rate_cut,
     score_on,
     unbudgeted_chain,
 )
@@ -736,16 +737,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
         elif "decisions" in table and self.estimator_.selected_features_.size:
             # the cut of the loss's measure on the chosen candidate's out-of-fold decision values
+            rows = np.concatenate(table["test_rows"])
+            decisions = np.concatenate(table["decisions"][best])
             if "cuts" in table:
                 cut = table["cuts"][best]
             else:
-                rows = np.concatenate(table["test_rows"])
-                cut = best_threshold(on_rows(loss, None if w is None else w[rows]), y_pm[rows],
-                                     np.concatenate(table["decisions"][best]))
-            # The folds' models are not the refitted one: a cut that rescued degenerate fold models can
-            # wreck a refitted model whose own cut is good (R8 "grain": a shift of 11 cost 4 F1). It is
+                cut = best_threshold(on_rows(loss, None if w is None else w[rows]), y_pm[rows], decisions)
+            # The folds' models are not the refitted one: their cut is carried to it by rank (the same
+            # fraction predicted positive, see same_rate_cut), and a cut that rescued degenerate fold models
+            # can wreck a refitted model whose own cut is good (R8 "grain": a shift of 11 cost 4 F1), so it is
             # kept only where the refitted model's own training scores agree that it is no worse there.
             own = sign * self.estimator_.decision_function(X)
+            if cut != 0.0:
+                cut = same_rate_cut(decisions, cut, own, None if w is None else w[rows], w)
             if cut != 0.0 and on_rows(loss, w).score(y_pm, own - cut) >= on_rows(loss, w).score(y_pm, own):
                 self.threshold_ = cut
                 self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
