@@ -108,9 +108,9 @@ def make_imbalanced_text(n_documents=2000, positive_fraction=0.05, vocabulary=30
                          random_state=0):
     """A synthetic text corpus with a rare topic: (documents, labels), labels 1 for the topic.
 
-    Words follow Zipf's law over a made-up ``vocabulary``. A positive document draws about one word in
-    eight from the topic's ``topic_words`` words; a negative one draws from them rarely (one word in
-    eighty), so that no single word decides the class -- an imbalanced problem of the kind where the
+    Words follow Zipf's law over a made-up ``vocabulary``. A positive document draws 8% of its words
+    from the topic's ``topic_words`` words; a negative one draws from them rarely (1% of its words), so
+    that no single word decides the class -- an imbalanced problem of the kind where the
     measure (F1) and not accuracy matters. Deterministic for a given ``random_state``.
 
     Examples
