@@ -514,10 +514,10 @@ def _path(args):
     from joblib import Parallel, delayed
 
     from .demo import print_table
-    from .estimators import _progress
+    from .estimators import progress_bar
 
     fits = Parallel(n_jobs=args.jobs)(delayed(_fit_budget)(args, budget, len(classes), X, y, Xt, yt)
-                                      for budget in _progress(args.budgets, 1, "budgets"))
+                                      for budget in progress_bar(args.budgets, 1, "budgets"))
     rows = [[str(b), f"{nf:.1f}", f"{value:.2f}", f"{seconds:.2f}"] for b, nf, value, seconds in fits]
     feats = [f[1] for f in fits]
     values = [f[2] for f in fits]

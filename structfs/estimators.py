@@ -647,7 +647,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         with interrupts_allowed(self.n_jobs not in (None, 1)):       # waiting for workers: Ctrl-C raises at once
             self.estimators_ = Parallel(n_jobs=self.n_jobs)(
                 delayed(_fit_one)(self._binary(), X, t, sample_weight)
-                for t in _progress(targets, self.verbose, "classes"))
+                for t in progress_bar(targets, self.verbose, "classes"))
         return self
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
@@ -765,7 +765,7 @@ def _fit_one(estimator, X, y, sample_weight=None):
     return estimator.fit(X, y, sample_weight=sample_weight)
 
 
-def _progress(items, verbose, what):
+def progress_bar(items, verbose, what):
     """A tqdm bar over ``items`` when verbose and stderr is a terminal; the items themselves otherwise."""
     import sys
 

@@ -119,7 +119,7 @@ def resolve_k(k: int | None, k_frac: float | None, n_pos: int, n: int, default_f
     return k
 
 
-def _top_k_hits(y, s, k):
+def top_k_hits(y, s, k):
     """Positives among the k highest scores; where the k-th score ties with others, the tied block
     counts its share (positives in the block x places left / block size): the expected count over
     every order of the ties, so the measure never depends on the examples' order. k >= n: all of them
@@ -138,7 +138,7 @@ def precision_at_k(y_true: ArrayLike, scores: ArrayLike, k: int | None = None, k
     positives, as svm_perf). Ties at the k-th score count their block's share of positives."""
     y, s = _prepare(y_true, scores)
     k = resolve_k(k, k_frac, int(np.count_nonzero(y > 0)), y.shape[0], 0.5)
-    return 100.0 * _top_k_hits(y, s, k) / k
+    return 100.0 * top_k_hits(y, s, k) / k
 
 
 def recall_at_k(y_true: ArrayLike, scores: ArrayLike, k: int | None = None, k_frac: float | None = None) -> float:
@@ -149,7 +149,7 @@ def recall_at_k(y_true: ArrayLike, scores: ArrayLike, k: int | None = None, k_fr
     if n_pos == 0:
         raise ValueError("y_true has no positive example; Rec@k needs at least one.")
     k = resolve_k(k, k_frac, n_pos, y.shape[0], 2.0, above_n=True)
-    return 100.0 * _top_k_hits(y, s, k) / n_pos
+    return 100.0 * top_k_hits(y, s, k) / n_pos
 
 
 def prbep(y_true: ArrayLike, scores: ArrayLike) -> float:
@@ -158,7 +158,7 @@ def prbep(y_true: ArrayLike, scores: ArrayLike) -> float:
     n_pos = int(np.count_nonzero(y > 0))
     if n_pos == 0:
         raise ValueError("y_true has no positive example; PRBEP needs at least one.")
-    return 100.0 * _top_k_hits(y, s, n_pos) / n_pos
+    return 100.0 * top_k_hits(y, s, n_pos) / n_pos
 
 
 def roc_auc(y_true: ArrayLike, scores: ArrayLike) -> float:

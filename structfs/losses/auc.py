@@ -10,7 +10,7 @@ import numpy as np
 from .._jit import argsort, njit
 from .._validation import check_pm1
 from ..metrics import roc_auc
-from .base import Loss, _require_both_classes
+from .base import Loss, require_both_classes
 
 
 @njit(cache=True)
@@ -21,7 +21,7 @@ def _auc_jit_oracle(y, s, params):
     equal values does not matter)."""
     pos = y > 0
     values = np.where(pos, s - 1.0, s)
-    swapped, total = _count_swaps(values, argsort(values), pos)
+    swapped, total = count_swaps(values, argsort(values), pos)
     P = np.count_nonzero(pos)
     scale = 100.0 / (P * (y.shape[0] - P))
     return scale * np.where(pos, swapped, -swapped), scale * total
@@ -48,7 +48,7 @@ class ROCAreaLoss(Loss):
     jit_oracle = staticmethod(_auc_jit_oracle)
 
     def _check_classes(self, y):
-        _require_both_classes(y, self.name)
+        require_both_classes(y, self.name)
 
     def oracle(self, y, s):
         return _auc_jit_oracle(y, s, np.zeros(0))
@@ -83,7 +83,7 @@ class ROCAreaLoss(Loss):
 
 
 @njit(cache=True)
-def _count_swaps(values, order, pos):
+def count_swaps(values, order, pos):
     """Per example, the number of swapped pairs it belongs to, in one pass over the sorted values.
 
     A positive (value s_i - 1) is swapped with every negative of larger value; a negative with every

@@ -108,12 +108,12 @@ class Loss:
         return f"{type(self).__name__}({args})"
 
 
-def _require_both_classes(y, what):
+def require_both_classes(y, what):
     if not ((y > 0).any() and (y < 0).any()):
         raise ValueError(f"y must contain both classes (-1 and +1) for the {what} loss.")
 
 
-def _require_positive(y, what):
+def require_positive(y, what):
     if not (y > 0).any():
         raise ValueError(f"y has no positive example; the {what} loss needs at least one.")
 

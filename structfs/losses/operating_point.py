@@ -30,7 +30,7 @@ With the classes sorted by decreasing score, H(a, b) = Delta(a, b) + (100/n) (cu
   evaluated for every a in 1..P in O(P). O(n log n).
 * prec@rec: for each t = a + b the loss is linear in a and H concave in a; the maximiser clipped to
   [max(ceil(r P), t - N), min(P, t)] never decreases with t, so svm_perf's Prec@k pointer walk
-  (:func:`structfs.losses.ranking._best_table`) with a lower bound on a is exact. O(n log n).
+  (:func:`structfs.losses.ranking.best_table`) with a lower bound on a is exact. O(n log n).
 """
 import numpy as np
 
@@ -43,8 +43,8 @@ from ..metrics import (
     recall_at_precision,
     tpr_at_fpr,
 )
-from .base import ContingencyLoss, SortedClasses, _require_positive
-from .ranking import _best_table
+from .base import ContingencyLoss, SortedClasses, require_positive
+from .ranking import best_table
 
 _INFEASIBLE = 100.0
 
@@ -72,7 +72,7 @@ class _OperatingPointLoss(ContingencyLoss):
         return type(self).measure(y, s, getattr(self, self.constraint))
 
     def _check_classes(self, y):
-        _require_positive(y, self.name)
+        require_positive(y, self.name)
 
     def _table_delta(self, a, b, c, d):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -120,7 +120,7 @@ class PrecisionAtRecallLoss(_OperatingPointLoss):
     def oracle(self, y, s):
         srt = SortedClasses(y, s)
         least = max(1, int(min_true_positives(self.recall, srt.P)))
-        a, b, _ = _best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, least, srt.n, True,
+        a, b, _ = best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, least, srt.n, True,
                               srt.n, least)
         return self._result(srt, a, b)
 

@@ -14,12 +14,12 @@ import numpy as np
 
 from .._jit import njit
 from .._validation import check_positive_float, check_positive_int
-from ..metrics import _top_k_hits, resolve_k
-from .base import ContingencyLoss, SortedClasses, _require_positive
+from ..metrics import resolve_k, top_k_hits
+from .base import ContingencyLoss, SortedClasses, require_positive
 
 
 @njit(cache=True)
-def _best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n, a_least):
+def best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n, a_least):
     """(a, b, H) maximising H over t = a + b in [t_lo, t_hi] and a >= ``a_least``; Delta = 100 (1 - a/t)
     if ``per_total`` else 100 (1 - a/P). ``sorted_*`` decreasing, ``cum_*`` their prefix sums (with a
     leading 0).
@@ -72,7 +72,7 @@ class _CountRestrictedLoss(ContingencyLoss):
     def oracle(self, y, s):
         srt = SortedClasses(y, s)
         t_lo, t_hi = self._t_range(srt.P, srt.n)
-        a, b, _ = _best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, t_lo, t_hi,
+        a, b, _ = best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, t_lo, t_hi,
                               self.per_total, srt.n, 0)
         if a < 0:
             raise ValueError(f"No labeling satisfies the {self.name} restriction on these labels.")
@@ -101,7 +101,7 @@ class _AtKLoss(_CountRestrictedLoss):
 
     def _check_classes(self, y):
         if self.needs_positive:
-            _require_positive(y, self.name)
+            require_positive(y, self.name)
         self.k_for(np.count_nonzero(y > 0), y.shape[0])  # raises when k is outside the admissible range
 
     @staticmethod
@@ -145,7 +145,7 @@ class PrecisionAtKLoss(_AtKLoss):
 
     def _score(self, y, s):
         k = self.k_for(np.count_nonzero(y > 0), y.shape[0])
-        return 100.0 * _top_k_hits(y, s, k) / k
+        return 100.0 * top_k_hits(y, s, k) / k
 
 
 class RecallAtKLoss(_AtKLoss):
@@ -182,7 +182,7 @@ class RecallAtKLoss(_AtKLoss):
 
     def _score(self, y, s):
         P = int(np.count_nonzero(y > 0))
-        return 100.0 * _top_k_hits(y, s, self.k_for(P, y.shape[0])) / P
+        return 100.0 * top_k_hits(y, s, self.k_for(P, y.shape[0])) / P
 
 
 class PRBEPLoss(_CountRestrictedLoss):
@@ -214,7 +214,7 @@ class PRBEPLoss(_CountRestrictedLoss):
         return {}
 
     def _check_classes(self, y):
-        _require_positive(y, self.name)
+        require_positive(y, self.name)
 
     @staticmethod
     def _table_delta(a, b, c, d):
@@ -229,4 +229,4 @@ class PRBEPLoss(_CountRestrictedLoss):
 
     def _score(self, y, s):
         P = int(np.count_nonzero(y > 0))
-        return 100.0 * _top_k_hits(y, s, P) / P
+        return 100.0 * top_k_hits(y, s, P) / P

@@ -37,15 +37,15 @@ import numpy as np
 
 from .._jit import njit
 from ..metrics import average_precision, partial_auc, resolve_beta
-from .auc import _count_swaps
-from .base import Loss, _require_both_classes
+from .auc import count_swaps
+from .base import Loss, require_both_classes
 
 
 class _RankingLoss(Loss):
     """Shared: both classes needed; every ranking enumerated for ``structfs.testing.check_loss``."""
 
     def _check_classes(self, y):
-        _require_both_classes(y, self.name)
+        require_both_classes(y, self.name)
 
     def outputs(self, y):
         """Every ranking of the n examples as (coef, delta), duplicates removed: n! orders, for
@@ -308,7 +308,7 @@ class PartialAUCLoss(_RankingLoss):
         subset = np.concatenate([np.flatnonzero(pos), neg])
         sub_pos = pos[subset]
         values = np.where(sub_pos, s[subset] - 1.0, s[subset])
-        swapped, total = _count_swaps(values, np.argsort(values), sub_pos)
+        swapped, total = count_swaps(values, np.argsort(values), sub_pos)
         scale = 100.0 / (np.count_nonzero(pos) * k)
         coef = np.zeros(y.shape[0])
         coef[subset] = scale * np.where(sub_pos, swapped, -swapped)

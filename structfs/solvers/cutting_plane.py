@@ -16,7 +16,7 @@ import numpy as np
 
 from .._interrupt import check_interrupt
 from .._jit import njit
-from .data import _matvec
+from .data import matvec
 
 # OCAS's step towards the master's solution for the next plane
 MU = 0.1
@@ -204,7 +204,7 @@ def inner_solve(ws, cache, y, loss, state, settings, outer):
         direction, beta_sum = ws.direction_on(cache)
         w = d * direction
         w_b = bias * beta_sum
-        scores = _matvec(cache.X, w)
+        scores = matvec(cache.X, w)
         scores += bias * w_b
         master_point = _Point(w, d, w_b, scores)
         if best is None:

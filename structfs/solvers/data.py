@@ -128,7 +128,7 @@ def select_columns(X, columns):
     return sp.csr_matrix((X.data[keep], renumbered, kept_before[X.indptr]), shape=(X.shape[0], columns.shape[0]))
 
 
-def _matvec_t(X, v):
+def matvec_t(X, v):
     """X' v. For CSC X a compiled loop over its columns: scipy's ``X.T @ v`` first builds (and
     validates) a transposed matrix object, ~0.4 ms per call -- 11% of a cross-validated R8 fit,
     which makes ~20,000 such products on small group slices."""
@@ -151,7 +151,7 @@ def compressed_dot(indptr, indices, data, v):
     return out
 
 
-def _matvec(X, v):
+def matvec(X, v):
     if is_row_blocks(X):
         return X.matvec(v)
     return np.asarray(X @ v).ravel()

@@ -28,9 +28,9 @@ from .compiled_loop import solve_restricted
 from .data import (
     ColumnCache,
     SolverData,
-    _matvec,
-    _matvec_t,
     is_row_blocks,
+    matvec,
+    matvec_t,
     take_columns,
     weights_in,
 )
@@ -302,7 +302,7 @@ class SolverPath:
         through the cache."""
         beta = self.ws.beta()
         if not hasattr(self.X, "candidate_scores"):
-            c = _matvec_t(self.X, beta)
+            c = matvec_t(self.X, beta)
             top = self.penalty.select(c)
             return top, c[top], lambda cols: c[cols]
         cols, scores = self.X.candidate_scores(beta, self.penalty.budget)
@@ -310,7 +310,7 @@ class SolverPath:
         cache = self.cache
 
         def c_on(group_cols):
-            return _matvec_t(cache.columns(group_cols), beta)
+            return matvec_t(cache.columns(group_cols), beta)
 
         return cols[chosen], scores[chosen], c_on
 
@@ -382,7 +382,7 @@ class SolverPath:
         refit_solver = Solver(tol=self.solver.tol, max_iter=self.solver.max_iter, max_outer=self.solver.max_outer,
                               verbose=self.solver.verbose)
         sub = refit_solver.solve(X_selected, self.y, self.loss, refit_C, SquaredL2(), self.bias)
-        scores = _matvec(X_selected, sub.w) + self.bias * sub.w_b
+        scores = matvec(X_selected, sub.w) + self.bias * sub.w_b
         coef, delta = self.loss.oracle(self.y, scores)
         xi = max(0.0, delta - float(coef @ scores))
         result.w = weights_in(*self._in_X(selected, sub.w), self.n_features)

@@ -19,8 +19,8 @@ import scipy.sparse as sp
 from .._jit import njit
 from .data import (
     _as_solver_matrix,
-    _matvec_t,
     is_row_blocks,
+    matvec_t,
     occurring_columns,
     select_columns,
     take_columns,
@@ -149,7 +149,7 @@ class PairExpansion:
         """(columns, scores): the score c_j = x_j' v of every linear column and the ``k`` pairs with the
         largest |c_jk| (ties to the smaller index; pairs scoring 0 left out), by increasing column."""
         m = self.n_inputs
-        linear = _matvec_t(self.base, v)
+        linear = matvec_t(self.base, v)
         keys, pair_scores = self._top_pairs(np.ascontiguousarray(v, dtype=np.float64), int(k))
         order = np.argsort(keys, kind="stable")
         cols = np.concatenate((np.arange(m, dtype=np.int64), m + keys[order]))

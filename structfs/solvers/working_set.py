@@ -7,7 +7,7 @@ per example for data on disk or on a cluster); each group keeps its Gram matrix 
 """
 import numpy as np
 
-from .data import _matvec, _matvec_t
+from .data import matvec, matvec_t
 from .plane_store import CodedPlanes, DensePlanes
 from .qcqp import gram_factor, normalise_weights, solve_master
 
@@ -69,17 +69,17 @@ class WorkingSet:
         on_cache = {}                         # X_cache' coef, once per cache (its columns in order)
         for g in self.groups:
             if g.cache is None:
-                v = _matvec_t(g.X, coef)
+                v = matvec_t(g.X, coef)
             else:
                 if id(g.cache) not in on_cache:
-                    on_cache[id(g.cache)] = _matvec_t(g.cache.X, coef)
+                    on_cache[id(g.cache)] = matvec_t(g.cache.X, coef)
                 # the same sums as on the group's slice: each column's entries in the same order
                 v = on_cache[id(g.cache)][g.cache.positions(g.cols)]
             if g.keep_values:
                 row = g.values.dots(v, K)
                 g.values.append(v)
             else:
-                row = self.planes.dots(_matvec(g.X, v), K)
+                row = self.planes.dots(matvec(g.X, v), K)
             g.G = _grow_gram(g.G, row, float(v @ v))
 
     def drop_planes(self, keep):
@@ -186,7 +186,7 @@ class WorkingSet:
                 out[cache.positions(g.cols)] = g.values.combination(alpha)
             return out, float(alpha @ self.coef_sum)
         beta = self.beta()
-        return _matvec_t(cache.X, beta), beta.sum()
+        return matvec_t(cache.X, beta), beta.sum()
 
     def beta(self):
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
