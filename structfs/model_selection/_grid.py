@@ -52,7 +52,7 @@ def default_budgets(max_features):
     return sorted(set(shrunk))
 
 
-def _check_budget(value, name):
+def check_budget(value, name):
     return None if value is None else check_positive_int(value, name)
 
 

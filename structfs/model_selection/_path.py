@@ -21,7 +21,8 @@ from ..solvers.interactions import expand, split_weights
 RANKING_TOL = 0.1
 
 
-def _rows(X, idx):
+def take_rows(X, idx):
+    """Rows ``idx`` of X (sparse or array-like)."""
     return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
 
 
@@ -115,10 +116,10 @@ class FoldData:
     training rows' weights, if any). A search's cells on one fold share it."""
 
     def __init__(self, X, y, fold, scoring):
-        self.X_tr, self.X_te = _rows(X, fold.train), _rows(X, fold.test)
+        self.X_tr, self.X_te = take_rows(X, fold.train), take_rows(X, fold.test)
         X_cut = None
         if scoring.cut_X is not None and scoring.threshold_loss is not None:
-            X_cut = _rows(scoring.cut_X, fold.train)
+            X_cut = take_rows(scoring.cut_X, fold.train)
         if fold.columns is not None:
             self.X_tr, self.X_te = self.X_tr[:, fold.columns], self.X_te[:, fold.columns]
             X_cut = None if X_cut is None else X_cut[:, fold.columns]
@@ -197,7 +198,7 @@ class FoldPath:
                     linear, pairs, pair_w = split_weights(cols, w, self.inputs, self.m, self.data.n_inputs)
                     model = LinearModel.from_weights(linear, fold.bias * w_b, scoring.classes, pairs, pair_w)
                 if self.threshold_loss is not None:
-                    _cut_at_best(model, self.threshold_loss, self.y_pm, self.X_cut)
+                    cut_at_best(model, self.threshold_loss, self.y_pm, self.X_cut)
                 self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight,
                                             fold.test_qid))
                 if scoring.keep_decisions:
@@ -290,7 +291,7 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
     return table
 
 
-def _cut_at_best(model, loss, y, X, sign=1.0):
+def cut_at_best(model, loss, y, X, sign=1.0):
     """Move a fitted linear model's intercept so that it predicts positive above the best cut of the
     contingency ``loss``'s measure on its own scores of X (labels ``y`` in -1/+1; ``sign`` -1 where the
     model's decision values rank the negative class high, its positive class being ``classes_[0]``)."""

@@ -42,7 +42,7 @@ from ..solvers import Solver
 from ..solvers.interactions import check_pair_scoring
 from ._grid import (
     DEFAULT_C_PER_SAMPLE,
-    _check_budget,
+    check_budget,
     check_grid,
     data_bias,
     default_budgets,
@@ -54,14 +54,14 @@ from ._path import (
     FoldData,
     FoldPath,
     PathScoring,
-    _cut_at_best,
-    _rows,
     best_threshold,
+    cut_at_best,
     fold_path,
     on_rows,
     rescore_at_cv_cuts,
     same_rate_cut,
     score_on,
+    take_rows,
     unbudgeted_chain,
 )
 from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
@@ -336,7 +336,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         the checks of the grids' values (each parameter alone is checked by ``_parameter_constraints``)."""
         Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
         default = default_budgets(self.max_features)
-        budgets = check_grid(default if self.budgets is None else self.budgets, "budgets", _check_budget)
+        budgets = check_grid(default if self.budgets is None else self.budgets, "budgets", check_budget)
         if self.max_features is not None and None in budgets:
             raise ValueError("budgets contains None (no budget) but max_features needs a budget; drop None "
                              "or set max_features=None.")
@@ -403,7 +403,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             unit = float(X.shape[0] if w is None else np.sum(w))
         else:                                 # one pass over X; a fold restricted to columns needs its own
             norms = squared_norms(X)
-            fold_norms = [norms[train] if columns is None else squared_norms(_rows(X, train), columns[f])
+            fold_norms = [norms[train] if columns is None else squared_norms(take_rows(X, train), columns[f])
                           for f, (train, _) in enumerate(folds)]
             fold_w = [None if w is None else w[train] for train, _ in folds]
             units = [grid_unit(fold, fw) for fold, fw in zip(fold_norms, fold_w)]
@@ -722,7 +722,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = self._resolve()[0]
         point = operating_point or (loss if loss.ranks_only else None)
         if threshold_loss is not None:
-            _cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
+            cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
         elif "decisions" in table and point is not None:
             # an operating point: the cut on the training scores is optimistic (text is separable there:
             # asked for recall 0.9, R8 topics got 0.50 on test); the out-of-fold cut is not, and the

@@ -26,7 +26,7 @@ from numba.core.types.function_type import CompileResultWAP
 
 from .._interrupt import PENDING, check_interrupt
 from .._jit import njit
-from .cutting_plane import _STALL, LINE_SEARCH_EVALS, MU, _ratio_terms, inner_solve, narrowed, next_trial
+from .cutting_plane import LINE_SEARCH_EVALS, MU, STALL, inner_solve, narrowed, next_trial, ratio_terms
 from .data import compressed_dot
 from .penalties import BSupport, SquaredL2
 from .plane_store import DensePlanes
@@ -249,7 +249,7 @@ def _reg(seg, t):
     quadratic, a0, a1, a2, u, du, v, dv = seg
     if quadratic:
         return a0 + a1 * t + 0.5 * a2 * t * t, a1 + a2 * t
-    return _ratio_terms(u, du, v, dv, t)
+    return ratio_terms(u, du, v, dv, t)
 
 
 @njit(cache=True)
@@ -317,7 +317,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
     bias2 = bias * bias
     qp_tol = 1e-3 * tol            # the master only needs a small fraction of the gap we stop at
     records = np.empty((max(max_iter, 1), 5))
-    recent = np.empty(_STALL)
+    recent = np.empty(STALL)
     kept = np.arange(T)            # the groups' indices on entry, of those still in the working set
     best_w, best_d, best_s, best_coef = np.zeros(m), np.zeros(m), np.zeros(n), np.zeros(n)
     best_wb, best_xi, best_value = 0.0, 0.0, np.inf
@@ -460,10 +460,10 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
         if it >= max_iter:
             status = MAX_ITER
             break
-        if it > _STALL:
+        if it > STALL:
             recent[:-1] = recent[1:]
-        recent[min(it, _STALL) - 1] = value
-        if it >= _STALL and recent[_STALL - 1] - recent[0] <= 1e-12 * abs(recent[_STALL - 1]) + 1e-300:
+        recent[min(it, STALL) - 1] = value
+        if it >= STALL and recent[STALL - 1] - recent[0] <= 1e-12 * abs(recent[STALL - 1]) + 1e-300:
             status = STALLED
             break
         # -- planes unused for max_age solves leave (rows and columns everywhere, in order) --

@@ -20,7 +20,7 @@ from .data import matvec
 
 # OCAS's step towards the master's solution for the next plane
 MU = 0.1
-_STALL = 25   # iterations without any increase of the master value that count as a stall
+STALL = 25   # iterations without any increase of the master value that count as a stall
 
 
 class _Point:
@@ -54,7 +54,7 @@ def _affine(a, b, t):
 
 
 @njit(cache=True)
-def _ratio_terms(u, du, v, dv, t):
+def ratio_terms(u, du, v, dv, t):
     """(1/2 sum u_t^2 / v_t, sum r_t du - 1/2 r_t^2 dv) with u_t = u + t du, v_t = v + t dv, r_t = u_t / v_t
     over the entries with v_t > 0: r(t) and r'(t) of the line search, compiled because the line search
     evaluates them for every trial point of every plane."""
@@ -96,7 +96,7 @@ class _Segment:
         if self.quadratic:
             a0, a1, a2 = self.coeffs
             return a0 + a1 * t + 0.5 * a2 * t * t + 0.5 * b * b, a1 + a2 * t + b * self.db
-        value, slope = _ratio_terms(self.u, self.du, self.v, self.dv, t)
+        value, slope = ratio_terms(self.u, self.du, self.v, self.dv, t)
         return value + 0.5 * b * b, slope + b * self.db
 
     def slope(self, t, coef, xi):
@@ -188,7 +188,7 @@ def inner_solve(ws, cache, y, loss, state, settings, outer):
     ``callback`` (given each iteration's record); ``outer`` is the feature group's number, for the
     records. ``state`` carries the running best iterate and the iteration count across calls. Returns
     (status, value of the restricted problem's master), status
-    "converged", "max_iter", or "stalled" when the master value stopped increasing for _STALL
+    "converged", "max_iter", or "stalled" when the master value stopped increasing for STALL
     iterations (the conic solver's accuracy is exhausted; the point is as good as it can certify).
     """
     C, bias = ws.C, ws.bias
@@ -230,8 +230,8 @@ def inner_solve(ws, cache, y, loss, state, settings, outer):
             return "converged", sol.value
         if state.n_iter >= max_iter:
             return "max_iter", sol.value
-        recent = (recent + [sol.value])[-_STALL:]
-        if len(recent) == _STALL and recent[-1] - recent[0] <= 1e-12 * abs(recent[-1]) + 1e-300:
+        recent = (recent + [sol.value])[-STALL:]
+        if len(recent) == STALL and recent[-1] - recent[0] <= 1e-12 * abs(recent[-1]) + 1e-300:
             state.stalled = True       # the master solver's accuracy is exhausted
             return "stalled", sol.value
         keep = ws.age <= max_age

@@ -20,7 +20,7 @@ def is_row_blocks(X):
     return hasattr(X, "take_columns") and hasattr(X, "rmatvec")
 
 
-def _as_solver_matrix(X):
+def as_solver_matrix(X):
     """CSC float64 for sparse input (cheap column slices and X' v); dense stays dense."""
     if is_row_blocks(X):
         return X
@@ -38,7 +38,7 @@ class SolverData:
     def __init__(self, X):
         self.n_features = X.shape[1]
         self.columns = occurring_columns(X)
-        self.X = _as_solver_matrix(X if self.columns is None else select_columns(X, self.columns))
+        self.X = as_solver_matrix(X if self.columns is None else select_columns(X, self.columns))
 
     @classmethod
     def of(cls, X):

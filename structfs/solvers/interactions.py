@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .._jit import njit
 from .data import (
-    _as_solver_matrix,
+    as_solver_matrix,
     is_row_blocks,
     matvec_t,
     occurring_columns,
@@ -48,7 +48,7 @@ def expand(X):
     for all): what a fit with interactions solves on."""
     columns = occurring_columns(X)
     base = X if columns is None else select_columns(X, columns)
-    return PairExpansion(_as_solver_matrix(base)), columns
+    return PairExpansion(as_solver_matrix(base)), columns
 
 
 def split_columns(cols, values, m):
