@@ -33,7 +33,8 @@ from structfs import StructSVMCV
 from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MIL_BUDGETS, SIGMA_FACTORS, MILESEmbedding
-from structfs.model_selection import Fold, fold_path, path_smoothed_scores
+from structfs.model_selection._path import Fold, fold_path
+from structfs.model_selection._results import path_smoothed_scores
 
 
 def test_paths(cv, X, y, n_train, table):

@@ -25,7 +25,9 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import check_magnitude, check_positive_float, keeps_state_on_failure
 from .estimators import check_parameters
 from .losses import Loss
-from .model_selection import StructSVMCV, best_candidate, budget_under_cap, check_grid
+from .model_selection import StructSVMCV
+from .model_selection._grid import budget_under_cap, check_grid
+from .model_selection._results import best_candidate
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
 

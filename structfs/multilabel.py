@@ -341,7 +341,8 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
     @keeps_state_on_failure
     def fit(self, X, Y):
         """As MultiLabelStructSVM.fit, choosing C and the budget first."""
-        from .model_selection import StructSVMCV, default_budgets
+        from .model_selection import StructSVMCV
+        from .model_selection._grid import default_budgets
 
         self._joint_loss(1)
         max_features = _check_budget(self.max_features, "max_features")

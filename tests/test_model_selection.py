@@ -17,7 +17,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from structfs import OneVsRestStructSVM, StructSVM, StructSVMCV
 from structfs.losses import get_loss
 from structfs.metrics import StructScorer, f1
-from structfs.model_selection import Fold, PathScoring, fold_path
+from structfs.model_selection._path import Fold, PathScoring, fold_path
 from structfs.solvers import BSupport, Solver, SquaredL2, refit_path, solve
 
 
@@ -494,7 +494,7 @@ def test_best_threshold_is_the_best_cut_between_distinct_scores(examples, loss_s
 
 
 def test_under_a_small_cap_the_default_budget_leaves_a_path_of_five_points():
-    from structfs.model_selection import budget_under_cap
+    from structfs.model_selection._grid import budget_under_cap
 
     assert [budget_under_cap(5, k) for k in (1, 4, 5, 10, 14, 15, 24, 25, 100)] == [1, 1, 1, 2, 2, 3, 4, 5, 5]
     assert budget_under_cap(5, None) == 5 and budget_under_cap(None, 3) is None
@@ -506,7 +506,7 @@ def test_under_a_small_cap_the_default_budget_leaves_a_path_of_five_points():
 
 
 def test_under_a_cap_the_unbudgeted_candidate_becomes_the_group_that_reaches_the_cap_in_five():
-    from structfs.model_selection import default_budgets
+    from structfs.model_selection._grid import default_budgets
 
     assert default_budgets(None) == [5, None]
     assert [default_budgets(k) for k in (4, 10, 25, 49, 50, 100)] == [[1], [2], [5], [5, 9], [5, 10], [5, 20]]

@@ -8,23 +8,13 @@ cross-validation along each fold's feature-generation path.
 * ``_scoring``: the scorers a search accepts;
 * ``_search``: the estimator, its refit and the fallback to a ranking loss.
 """
-from ._grid import (
-    DEFAULT_BUDGETS,
-    DEFAULT_C_PER_SAMPLE,
-    MIN_PATH_POINTS,
-    budget_under_cap,
-    check_grid,
-    data_bias,
-    default_budgets,
-    grid_unit,
-    squared_norms,
-)
-from ._path import Fold, PathScoring, best_threshold, fold_path
-from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
+from ._grid import DEFAULT_BUDGETS, DEFAULT_C_PER_SAMPLE
+from ._path import best_threshold
 from ._scoring import check_scoring
 from ._search import FALLBACK_LOSS, StructSVMCV
 
-__all__ = ["StructSVMCV", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS", "MIN_PATH_POINTS", "FALLBACK_LOSS",
-           "budget_under_cap", "default_budgets", "best_threshold", "check_grid", "check_scoring", "data_bias",
-           "grid_unit", "squared_norms", "Fold", "PathScoring", "fold_path", "best_candidate", "cv_results",
-           "grid_results", "path_smoothed_scores"]
+# What a user calls: the estimator, the cut of a measure on held-out scores, the scorers a search
+# takes, and the default grid. The other names above serve structfs's own modules (MILES, the
+# multi-label estimators) and may change.
+__all__ = ["StructSVMCV", "best_threshold", "check_scoring", "DEFAULT_C_PER_SAMPLE", "DEFAULT_BUDGETS",
+           "FALLBACK_LOSS"]
