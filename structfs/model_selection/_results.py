@@ -32,10 +32,8 @@ def path_smoothed_scores(table):
     Along one (sigma, C, budget) cell's path the candidates differ by one group each, and with few
     validation positives their scores jitter from one length to the next: the best single point is
     mostly the luckiest. Each score is averaged over a window of three path lengths (the ends repeat
-    their value), so a length is chosen where the path is good, not where it spiked. Replayed on the
-    dev sets (``python -m benchmarks.selection``) it gained 2.8 +- 1.5, 6.0 +- 2.5 and
-    0.8 +- 1.5 F1 on musk1, musk2 and elephant over the single best point, and cost 0.6 +- 0.8 on
-    birds and 0.3 +- 0.4 on R8 (within a standard error);
+    their value), so a length is chosen where the path is good, not where it spiked (replayed on the
+    dev sets by ``python -m benchmarks.selection``; the figures are in the user guide's "The choice");
     unbudgeted candidates (one point) are unchanged.
     """
     mean = np.mean(table["scores"], axis=1)

@@ -157,8 +157,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         Divide the default grid by the mean squared norm s (see ``Cs``) and set the bias feature to
         ``bias`` * sqrt(s) (``bias_``; of the fold while cross-validating): the problem on X / sqrt(s)
         with the constant feature ``bias``, so that the search, the model and its predictions do
-        not change when X is multiplied by a constant (a fixed bias of 1 beside rows of norm 62
-        over-regularised the intercept: +5.0 ± 1.1 F1 on raw digits 8-vs-rest). False: C = c * n and the
+        not change when X is multiplied by a constant (a fixed bias of 1 beside rows of large norm
+        over-regularises the intercept; the user guide's "The C grid" has the figures). False: C = c * n and the
         bias feature ``bias``. Ignored with explicit
         ``Cs``. MILESClassifier's default estimator sets it False (its similarities'
         squared norms count the pool's near instances, and the per-example grid was better there).
@@ -208,7 +208,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     debias : bool, default=True
         Score and return budgeted models debiased: the budget selects the features, and the weights
         are those of the unbudgeted problem on them at the same C (StructSVM's ``refit=C``). The
-        B-support norm shrinks the weights it keeps; on R8 debiasing adds 1.5-3 F1 points. The
+        B-support norm shrinks the weights it keeps (the user guide's "Debiasing" measures the gain). The
         refits along a path share their cutting planes; inside the folds they are solved to
         svm_perf's default precision (``tol`` 0.1, or ``tol`` if coarser), the final model to ``tol``.
     selection : {"one_se", "best"}, default="one_se"
