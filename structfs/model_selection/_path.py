@@ -238,8 +238,7 @@ def same_rate_cut(decisions, cut, scores, decision_weight=None, score_weight=Non
     ``decisions``, midway between two distinct scores: an operating point chosen on out-of-fold decision
     values, carried to another model by rank. The refitted model is not the folds' models -- it is fitted
     on more rows, at its own scale, with its own features -- so a cut in the folds' units is not one in
-    its units (on an overlapping 5%-positive problem the folds' cut predicted 6.9% positive out of fold
-    and 3.4% on the refitted model's training rows)."""
+    its units (the user guide's "The cut" measures the difference)."""
     above = np.asarray(decisions) > cut
     rate = float(np.average(above, weights=decision_weight))
     order = np.argsort(-scores, kind="stable")
