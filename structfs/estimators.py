@@ -549,6 +549,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     ----------
     estimators_ : list of fitted binary estimators, one per class (one for two classes)
     classes_ : ndarray of the class labels
+    n_iter_ : ndarray of each estimator's ``n_iter_`` (cutting planes), where they have one
 
     ``decision_function`` has one column per class and ``predict`` takes the
     largest; with two classes it is a single binary model. Per-class measures are macro-averaged by
@@ -648,7 +649,14 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             self.estimators_ = Parallel(n_jobs=self.n_jobs)(
                 delayed(_fit_one)(self._binary(), X, t, sample_weight)
                 for t in progress_bar(targets, self.verbose, "classes"))
+        if all(hasattr(est, "n_iter_") for est in self.estimators_):
+            self.n_iter_ = np.array([est.n_iter_ for est in self.estimators_])     # cutting planes, per class
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def decision_function(self, X: ArrayLike) -> np.ndarray:
         """Decision values: (n_samples,) for two classes, else (n_samples, n_classes), a column per class."""

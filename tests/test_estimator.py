@@ -12,7 +12,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.utils.estimator_checks import check_estimator
 
-from structfs import StructSVM
+from structfs import OneVsRestStructSVM, StructSVM
 from structfs.losses import ContingencyLoss, get_loss
 from structfs.metrics import f1, get_scorer
 
@@ -31,6 +31,12 @@ def test_check_estimator():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check_estimator(StructSVM(C=10.0, max_iter=200))
+
+
+def test_check_estimator_one_vs_rest():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check_estimator(OneVsRestStructSVM(StructSVM(C=10.0, max_iter=200)))
 
 
 def test_fitted_attributes_follow_the_contract():
