@@ -720,6 +720,10 @@ def check_query_ids(qid, X, loss, weights):
     if qid is None:
         return None
     queries = np.asarray(qid)
+    if queries.dtype.kind == "O":          # e.g. a pandas column of strings
+        if not all(isinstance(q, (str, Integral)) for q in queries.ravel()):
+            raise ValueError("qid must hold integer, string or finite float query ids; found other objects.")
+        queries = queries.astype(str)
     if queries.shape != (X.shape[0],):
         raise ValueError(f"qid must have shape ({X.shape[0]},), one query id per row of X; got {queries.shape}.")
     if queries.dtype.kind not in "iuU" and not (queries.dtype.kind == "f" and np.isfinite(queries).all()):

@@ -61,6 +61,11 @@ def test_bad_query_ids_are_refused_naming_the_argument():
     lonely[y == 1] = -1                 # query -1 holds every positive, the others none
     with pytest.raises(ValueError, match=r"query -1 \(qid\): y must contain both classes"):
         StructSVM(loss="auc").fit(X, y, qid=lonely)
+    with pytest.raises(ValueError, match="qid must hold integer, string or finite float"):
+        StructSVM(loss="auc").fit(X, y, qid=np.where(qid > 20, np.nan, qid))
+    as_text = np.array([f"q{q}" for q in qid], dtype=object)        # a pandas column of strings
+    assert StructSVM(loss="auc", C=10.0).fit(X, y, qid=as_text).objective_ == pytest.approx(
+        StructSVM(loss="auc", C=10.0).fit(X, y, qid=qid).objective_)
     with pytest.raises(ValueError, match="operating point"):
         StructSVM(loss="prec@rec").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="sample_weight and qid together"):
