@@ -114,6 +114,8 @@ def test_bad_weights_are_refused_naming_the_argument():
         StructSVM().fit(X, y, sample_weight=np.where(y == 1, 0, 1))
     with pytest.raises(ValueError, match="not a whole number"):
         StructSVM(loss="f1", C=10.0).fit(X, y).score(X, y, sample_weight=np.full(len(y), 0.5))
+    with pytest.raises(ValueError, match="sample_weight sums to 9e"):
+        StructSVM(loss="f1").fit(X, y, sample_weight=np.full(len(y), 1e10))
     StructSVM(loss="error").fit(X, y, sample_weight=np.full(len(y), 0.5))      # decomposes: any weights
 
 

@@ -22,6 +22,10 @@ from .base import Loss
 
 __all__ = ["SampleWeighted", "check_frequency_weights"]
 
+# The oracle of a loss that does not decompose holds sum(w) copies (an index and two float vectors, 24
+# bytes each): 2^28 copies are 6 GB.
+MAX_COPIES = 2 ** 28
+
 
 def check_frequency_weights(sample_weight, loss):
     """``sample_weight`` (validated float64, non-negative) as the loss can take it: float64 for a loss
@@ -37,6 +41,10 @@ def check_frequency_weights(sample_weight, loss):
                          f"{loss.name!r} loss a weight is a number of copies of its example (only the 'error' "
                          "loss, which decomposes over examples, takes fractional weights); scale the weights to "
                          "whole numbers.")
+    total = float(sample_weight.sum())
+    if total > MAX_COPIES:
+        raise ValueError(f"sample_weight sums to {total:.4g}: with the {loss.name!r} loss the oracle works on that "
+                         f"many copies of the examples (at most {MAX_COPIES:.4g}); scale the weights down.")
     return sample_weight.astype(np.int64)
 
 
