@@ -11,6 +11,12 @@ def _error_jit_oracle(y, s, params):
     return _error_oracle(y, s)
 
 
+@njit(cache=True)
+def _error_weighted_jit_oracle(y, s, params):
+    """ErrorRateLoss.weighted_oracle for the compiled inner loop, the weights as its params."""
+    return _error_weighted_oracle(y, s, params)
+
+
 class ErrorRateLoss(ContingencyLoss):
     """Flipping example i adds 100/n to Delta and (100/n) y_i s_i to coef . s, so the most violated
     labeling flips exactly the examples with margin y_i s_i < 1 — the hinge loss with margin 1.
@@ -32,6 +38,7 @@ class ErrorRateLoss(ContingencyLoss):
     name = "error"
     jit_oracle = staticmethod(_error_jit_oracle)
     decomposes = True      # takes fractional sample weights (structfs.losses.SampleWeighted)
+    weighted_jit_oracle = staticmethod(_error_weighted_jit_oracle)       # params: the weights
 
     def __init__(self):
         super().__init__(self._table_delta)      # a method, not a lambda: the loss (and models) pickle

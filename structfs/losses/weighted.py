@@ -86,12 +86,19 @@ class SampleWeighted(Loss):
         self.is_contingency = loss.is_contingency
         if getattr(loss, "decomposes", False):
             self._copies = None
+            # the compiled loop runs weighted fits too where the loss compiles its weighted oracle
+            self.jit_oracle = getattr(loss, "weighted_jit_oracle", None)
         else:               # copy j of the repeated data is a copy of example _copies[j]
             self._copies = np.repeat(np.arange(weights.shape[0]), self.sample_weight)
 
     @property
     def params(self):
         return self.loss.params
+
+    @property
+    def jit_params(self):
+        """The weights, which ``jit_oracle`` (the loss's weighted oracle, compiled) takes as settings."""
+        return np.asarray(self.sample_weight, dtype=np.float64)
 
     def _check_length(self, y):
         if y.shape[0] != self.sample_weight.shape[0]:
