@@ -8,6 +8,7 @@ import pytest
 @pytest.mark.parametrize("module", ["structfs.estimators", "structfs.model_selection._search", "structfs.mil",
                                     "structfs.losses.base", "structfs.losses.error", "structfs.losses.fmeasure",
                                     "structfs.losses.ranking", "structfs.losses.auc", "structfs.losses.retrieval",
+                                    "structfs.losses.weighted", "structfs.losses.per_query",
                                     "structfs.metrics", "structfs.datasets", "structfs.preprocessing"])
 def test_examples_in_docstrings_run(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
