@@ -328,10 +328,11 @@ class StructScorer:
     scale (the measure functions above return percent; a scorer returns that / 100), so it mixes with
     scikit-learn's own scorers in ``GridSearchCV(scoring={...})`` or ``cross_validate``.
 
-    It maps ``y`` to -1/+1 with the estimator's ``classes_[1]`` as the positive class and scores
-    ``estimator.decision_function(X)``, so it works with any binary linear classifier. The error
-    rate is negated (scikit-learn maximises scores). ``sample_weight`` (whole numbers) counts each
-    example that many times.
+    It maps ``y`` to -1/+1 with ``pos_label`` as the positive class (scikit-learn's meaning; None: the
+    estimator's ``classes_[1]``, the class of positive decision values) and scores
+    ``estimator.decision_function(X)`` (negated where ``pos_label`` is ``classes_[0]``), so it works with
+    any binary linear classifier. The error rate is negated (scikit-learn maximises scores).
+    ``sample_weight`` (whole numbers) counts each example that many times.
 
     Examples
     --------
@@ -348,20 +349,29 @@ class StructScorer:
     True
     """
 
-    def __init__(self, measure, **params):
+    def __init__(self, measure, pos_label=None, **params):
         if measure not in MEASURES:
             raise ValueError(f"Unknown measure {measure!r}; known measures: {sorted(MEASURES)}.")
         self.measure = measure
+        self.pos_label = pos_label
         self.params = params
 
     def __call__(self, estimator, X, y, sample_weight=None):
         y = np.asarray(y)
         classes = getattr(estimator, "classes_", None)
+        scores = np.asarray(estimator.decision_function(X), dtype=np.float64).ravel()
         if classes is not None and len(classes) == 2:
-            y_pm = np.where(y == classes[1], 1.0, -1.0)
+            positive = classes[1] if self.pos_label is None else self.pos_label
+            if not np.any(classes == positive):
+                raise ValueError(f"pos_label={positive!r} is not a class of the estimator; its classes are "
+                                 f"{list(classes)}.")
+            y_pm = np.where(y == positive, 1.0, -1.0)
+            if positive == classes[0]:
+                scores = -scores
+        elif self.pos_label is not None:
+            y_pm = np.where(y == self.pos_label, 1.0, -1.0)
         else:
             y_pm = check_binary_labels(y)
-        scores = np.asarray(estimator.decision_function(X), dtype=np.float64).ravel()
         if sample_weight is not None:               # weight w: the example w times (whole numbers)
             copies = _copies(sample_weight, y_pm.shape[0])
             y_pm, scores = y_pm[copies], scores[copies]
@@ -369,11 +379,12 @@ class StructScorer:
         return value if _GREATER_IS_BETTER.get(self.measure, True) else -value
 
     def __repr__(self):
-        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        extra = "" if self.pos_label is None else f", pos_label={self.pos_label!r}"
+        extra += "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"StructScorer({self.measure!r}{extra})"
 
 
-def get_scorer(measure: str, **params) -> StructScorer:
+def get_scorer(measure: str, pos_label=None, **params) -> StructScorer:
     """Scorer for ``GridSearchCV(scoring=get_scorer("f1"))`` on the 0-1 scale; measures as in
-    :data:`MEASURES`."""
-    return StructScorer(measure, **params)
+    :data:`MEASURES`, of the class ``pos_label`` (None: the estimator's ``classes_[1]``)."""
+    return StructScorer(measure, pos_label=pos_label, **params)

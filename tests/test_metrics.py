@@ -88,3 +88,21 @@ def test_recall_at_k_beyond_n_finds_every_positive(k):
     k = 6 and 0 % or an error elsewhere)."""
     y, s = np.array([1, 1, 1, -1]), np.array([3.0, 2.0, 1.0, 0.0])
     assert recall_at_k(y, s, k=k) == 100.0
+
+
+def test_scorers_measure_the_class_pos_label():
+    from sklearn.metrics import f1_score
+
+    from structfs import StructSVM
+    from structfs.metrics import get_scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    names = np.where(X[:, 0] + 0.5 * rng.normal(size=200) > 0.8, "spam", "ham")    # classes_: ham, spam
+    model = StructSVM(C=10.0).fit(X, names)
+    predicted = model.predict(X)
+    assert get_scorer("f1")(model, X, names) == pytest.approx(f1_score(names, predicted, pos_label="spam"))
+    assert get_scorer("f1", pos_label="ham")(model, X, names) == pytest.approx(
+        f1_score(names, predicted, pos_label="ham"))
+    with pytest.raises(ValueError, match="pos_label='eggs' is not a class"):
+        get_scorer("f1", pos_label="eggs")(model, X, names)

@@ -32,7 +32,7 @@ def check_scoring(scoring, loss, pos_label=None):
         return scoring
     if isinstance(scoring, str):
         if scoring in MEASURES:
-            return StructScorer(scoring)
+            return StructScorer(scoring, pos_label=pos_label)
         from sklearn.metrics import get_scorer
 
         try:

@@ -343,7 +343,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if self.n_jobs == 0 or isinstance(self.n_jobs, (bool, np.bool_)):
             raise ValueError(f"n_jobs must be None or a nonzero integer (-1: every core), got {self.n_jobs!r}.")
         loss = get_loss(self.loss, **(self.loss_params or {}))
-        return loss, Cs, budgets, check_scoring(self.scoring, loss)
+        return loss, Cs, budgets, check_scoring(self.scoring, loss, self.pos_label)
 
     def path_scoring(self, classes, *, threshold_loss=None, cut_X=None, per_query=False):
         """How this search fits and scores each fold's path (:class:`PathScoring`, for :func:`fold_path`):
