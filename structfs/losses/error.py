@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._jit import njit
-from .base import ContingencyLoss, cut_value, untied_cuts
+from .base import ContingencyLoss
 
 
 @njit(cache=True)
@@ -79,9 +79,12 @@ class ErrorRateLoss(ContingencyLoss):
         above_neg = np.concatenate(([0.0], np.cumsum(np.where(positive, 0.0, weights))))   # false alarms
         above_pos = np.concatenate(([0.0], np.cumsum(np.where(positive, weights, 0.0))))
         errors = above_neg + (above_pos[-1] - above_pos)                                    # + misses
-        admissible = untied_cuts(ranked)
+        admissible = np.ones(errors.shape[0], dtype=bool)
+        admissible[1:-1] = ranked[:-1] > ranked[1:]
         k = int(np.flatnonzero(admissible)[np.argmin(errors[admissible])])
-        return cut_value(ranked, k)
+        above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
+        below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
+        return float((above + below) / 2.0)
 
 
 @njit(cache=True)
