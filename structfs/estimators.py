@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 from . import _defaults
 from ._interrupt import interrupts_allowed
 from ._validation import MAX_ABS_VALUE, check_magnitude, is_dask_array, keeps_state_on_failure
-from .losses import Loss, PerQuery, SampleWeighted, get_loss
+from .losses import Loss, get_loss, on_rows
 from .losses.weighted import check_frequency_weights
 from .solvers import Solver, penalty_for
 from .solvers.data import is_row_blocks
@@ -421,9 +421,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # the loss measures the positive class; the fitted model keeps scikit-learn's orientation
         # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
         sign = 1.0 if positive == self.classes_[1] else -1.0
-        fit_loss = loss if weights is None else SampleWeighted(loss, weights)
-        if queries is not None:
-            fit_loss = PerQuery(loss, queries)
+        fit_loss = on_rows(loss, weights, queries)
         y_pm = fit_loss.validate(np.where(y == positive, 1.0, -1.0))
         data, inputs = expand(X) if self.interactions else (X, None)
         if loss.ranks_only:                  # fitted as a ranking, cut below at the operating point
@@ -520,11 +518,9 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"y has shape {y.shape} but X has {scores.shape[0]} rows.")
         weights = check_sample_weight(sample_weight, scores[:, None], self.loss_)
         queries = check_query_ids(qid, scores[:, None], self.loss_, weights)
-        loss = self.loss_ if weights is None else SampleWeighted(self.loss_, weights)
-        if queries is not None:
-            loss = PerQuery(self.loss_, queries)
         y_pm = np.where(y == positive, 1.0, -1.0)
-        return loss.score(y_pm, scores if positive == self.classes_[1] else -scores) / 100.0
+        oriented = scores if positive == self.classes_[1] else -scores
+        return on_rows(self.loss_, weights, queries).score(y_pm, oriented) / 100.0
 
 
 class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):

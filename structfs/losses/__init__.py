@@ -31,6 +31,15 @@ LOSSES = {
     "tpr@fpr": TPRAtFPRLoss,
 }
 
+def on_rows(loss, sample_weight=None, qid=None):
+    """``loss`` on examples weighted by ``sample_weight`` (:class:`SampleWeighted`) or averaged over the
+    queries ``qid`` (:class:`PerQuery`; a fit takes one or the other); ``loss`` itself for neither (and
+    None for a None loss)."""
+    if loss is None or (sample_weight is None and qid is None):
+        return loss
+    return PerQuery(loss, qid) if qid is not None else SampleWeighted(loss, sample_weight)
+
+
 # svm_perf_learn -l codes for the losses structfs shares with it.
 SVMPERF_CODES = {1: "f1", 2: "error", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "auc"}
 

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..estimators import LinearModel
-from ..losses import PerQuery, SampleWeighted
+from ..losses import on_rows
 from ..solvers import PathRefitter, Solver, penalty_for
 from ..solvers.data import SolverData, weights_in
 from ..solvers.interactions import expand, split_weights
@@ -41,15 +41,6 @@ class Fold:
     test_weight: np.ndarray = None
     train_qid: np.ndarray = None
     test_qid: np.ndarray = None
-
-
-def on_rows(loss, sample_weight=None, qid=None):
-    """``loss`` on examples weighted by ``sample_weight`` (:class:`SampleWeighted`) or averaged over the
-    queries ``qid`` (:class:`PerQuery`; a fit takes one or the other); ``loss`` itself for neither (and
-    None for a None loss)."""
-    if loss is None or (sample_weight is None and qid is None):
-        return loss
-    return PerQuery(loss, qid) if qid is not None else SampleWeighted(loss, sample_weight)
 
 
 def score_on(scorer, model, X, y, sample_weight=None, qid=None):

@@ -1,7 +1,7 @@
 """What a search scores: the loss's own measure by default, or any scikit-learn scorer."""
 import numpy as np
 
-from ..losses import PerQuery, SampleWeighted
+from ..losses import on_rows
 from ..metrics import MEASURES, StructScorer
 
 
@@ -18,9 +18,7 @@ class _LossScorer:
         positive = classes[1] if self.pos_label is None else self.pos_label
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
         scores = estimator.decision_function(X)
-        loss = self.loss if sample_weight is None else SampleWeighted(self.loss, sample_weight)
-        loss = loss if qid is None else PerQuery(self.loss, qid)
-        return loss.score(y_pm, scores if positive == classes[1] else -scores) / 100.0
+        return on_rows(self.loss, sample_weight, qid).score(y_pm, scores if positive == classes[1] else -scores) / 100.0
 
 
 def check_scoring(scoring, loss, pos_label=None):

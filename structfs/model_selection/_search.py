@@ -37,7 +37,7 @@ from ..estimators import (
     check_weighted_classes,
     positive_class,
 )
-from ..losses import Loss, get_loss
+from ..losses import Loss, get_loss, on_rows
 from ..solvers import Solver
 from ..solvers.interactions import check_pair_scoring
 from ._grid import (
@@ -57,7 +57,6 @@ from ._path import (
     best_threshold,
     cut_at_best,
     fold_path,
-    on_rows,
     rescore_at_cv_cuts,
     same_rate_cut,
     score_on,
