@@ -404,8 +404,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported; y has {self.classes_.shape[0]} "
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
-        weights = check_sample_weight(sample_weight, X, loss)
-        queries = check_query_ids(qid, X, loss, weights)
+        weights = check_sample_weight(sample_weight, X.shape[0], loss)
+        queries = check_query_ids(qid, X.shape[0], loss, weights)
         if weights is not None:
             check_weighted_classes(weights, y, self.classes_)
         groups = check_groups(self.groups, X.shape[1])
@@ -516,8 +516,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         scores = self.decision_function(X)
         if y.shape != scores.shape:
             raise ValueError(f"y has shape {y.shape} but X has {scores.shape[0]} rows.")
-        weights = check_sample_weight(sample_weight, scores[:, None], self.loss_)
-        queries = check_query_ids(qid, scores[:, None], self.loss_, weights)
+        weights = check_sample_weight(sample_weight, scores.shape[0], self.loss_)
+        queries = check_query_ids(qid, scores.shape[0], self.loss_, weights)
         y_pm = np.where(y == positive, 1.0, -1.0)
         oriented = scores if positive == self.classes_[1] else -scores
         return on_rows(self.loss_, weights, queries).score(y_pm, oriented) / 100.0
@@ -683,12 +683,11 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
                               for est, c in zip(self.estimators_, self.classes_)]))
 
 
-def check_sample_weight(sample_weight, X, loss):
-    """``sample_weight`` checked against X's rows and the loss (see :class:`SampleWeighted`), or None where
-    it changes nothing (None, or every weight 1): a ValueError naming it otherwise."""
+def check_sample_weight(sample_weight, n, loss):
+    """``sample_weight`` checked against the n rows of X and the loss (see :class:`SampleWeighted`), or None
+    where it changes nothing (None, or every weight 1): a ValueError naming it otherwise."""
     if sample_weight is None:
         return None
-    n = X.shape[0]
     if isinstance(sample_weight, Real) and not isinstance(sample_weight, bool):
         weights = np.full(n, float(sample_weight))
     else:
@@ -711,8 +710,9 @@ def check_weighted_classes(weights, y, classes):
                          "data have one class only, but training needs examples of two classes.")
 
 
-def check_query_ids(qid, X, loss, weights):
-    """``qid`` checked against X's rows and the loss (None stays None): a ValueError naming it otherwise."""
+def check_query_ids(qid, n, loss, weights):
+    """``qid`` checked against the n rows of X and the loss (None stays None): a ValueError naming it
+    otherwise."""
     if qid is None:
         return None
     queries = np.asarray(qid)
@@ -720,8 +720,8 @@ def check_query_ids(qid, X, loss, weights):
         if not all(isinstance(q, (str, Integral)) for q in queries.ravel()):
             raise ValueError("qid must hold integer, string or finite float query ids; found other objects.")
         queries = queries.astype(str)
-    if queries.shape != (X.shape[0],):
-        raise ValueError(f"qid must have shape ({X.shape[0]},), one query id per row of X; got {queries.shape}.")
+    if queries.shape != (n,):
+        raise ValueError(f"qid must have shape ({n},), one query id per row of X; got {queries.shape}.")
     if queries.dtype.kind not in "iuU" and not (queries.dtype.kind == "f" and np.isfinite(queries).all()):
         raise ValueError(f"qid must hold integer, string or finite float query ids; got dtype {queries.dtype}.")
     if loss.ranks_only:

@@ -569,8 +569,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = self._resolve()[0]
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                              ensure_all_finite=True)
-        weights = check_sample_weight(sample_weight, X, loss)
-        queries = check_query_ids(qid, X, loss, weights)
+        weights = check_sample_weight(sample_weight, X.shape[0], loss)
+        queries = check_query_ids(qid, X.shape[0], loss, weights)
         if queries is not None and self.scoring is not None:
             raise ValueError("qid needs scoring=None: the loss's own measure is the one averaged over queries.")
         check_magnitude(X)
@@ -681,9 +681,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         check_is_fitted(self)
         scorer = check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})), self.pos_label)
-        rows = np.empty((len(y), 0))
-        weights = check_sample_weight(sample_weight, rows, self.loss_)
-        return score_on(scorer, self, X, y, weights, check_query_ids(qid, rows, self.loss_, weights))
+        weights = check_sample_weight(sample_weight, len(y), self.loss_)
+        return score_on(scorer, self, X, y, weights, check_query_ids(qid, len(y), self.loss_, weights))
 
     def refit_best(self, X, y, table, threshold_loss=None, cut_X=None, operating_point=None, sample_weight=None,
                    qid=None):
