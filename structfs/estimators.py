@@ -613,13 +613,16 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
             qid: ArrayLike | None = None) -> Self:
         """Fit one clone of ``estimator`` per class (one for two classes) on X, y; returns self.
-        ``sample_weight`` is passed to each clone's ``fit``."""
+        ``sample_weight`` and ``qid`` are passed to each clone's ``fit``."""
         from joblib import Parallel, delayed
 
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32])
-        if sample_weight is not None and "sample_weight" not in inspect.signature(self._binary().fit).parameters:
-            raise ValueError(f"sample_weight cannot be used: {type(self._binary()).__name__}.fit takes no "
-                             "sample_weight.")
+        fit_params = {name: value for name, value in (("sample_weight", sample_weight), ("qid", qid))
+                      if value is not None}
+        accepted = inspect.signature(self._binary().fit).parameters
+        for name in fit_params:
+            if name not in accepted:
+                raise ValueError(f"{name} cannot be used: {type(self._binary()).__name__}.fit takes no {name}.")
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
@@ -643,7 +646,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         targets = [y] if self.classes_.shape[0] == 2 else [(y == c).astype(int) for c in self.classes_]
         with interrupts_allowed(self.n_jobs not in (None, 1)):       # waiting for workers: Ctrl-C raises at once
             self.estimators_ = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_one)(self._binary(), X, t, sample_weight)
+                delayed(_fit_one)(self._binary(), X, t, fit_params)
                 for t in progress_bar(targets, self.verbose, "classes"))
         if all(hasattr(est, "n_iter_") for est in self.estimators_):
             self.n_iter_ = np.array([est.n_iter_ for est in self.estimators_])     # cutting planes, per class
@@ -674,12 +677,14 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         class's estimator ``score`` of its decisions, that class against the rest (for ``loss="f1"``,
         the mean F1 of the one-vs-rest decisions; the macro-F1 of ``predict``, which picks one class
         per example, is ``sklearn.metrics.f1_score(y, model.predict(X), average="macro")``). With two
-        classes, the single estimator's score. ``sample_weight`` is passed to each estimator's ``score``."""
+        classes, the single estimator's score. ``sample_weight`` and ``qid`` are passed to each
+        estimator's ``score``."""
         check_is_fitted(self)
         y = np.asarray(y)
+        params = {} if qid is None else {"qid": qid}
         if self.classes_.shape[0] == 2:
-            return float(self.estimators_[0].score(X, y, sample_weight=sample_weight))
-        return float(np.mean([est.score(X, (y == c).astype(int), sample_weight=sample_weight)
+            return float(self.estimators_[0].score(X, y, sample_weight=sample_weight, **params))
+        return float(np.mean([est.score(X, (y == c).astype(int), sample_weight=sample_weight, **params)
                               for est, c in zip(self.estimators_, self.classes_)]))
 
 
@@ -767,10 +772,8 @@ def check_parameters(estimator: BaseEstimator) -> BaseEstimator:
     return estimator
 
 
-def _fit_one(estimator, X, y, sample_weight=None):
-    if sample_weight is None:
-        return estimator.fit(X, y)
-    return estimator.fit(X, y, sample_weight=sample_weight)
+def _fit_one(estimator, X, y, fit_params):
+    return estimator.fit(X, y, **fit_params)
 
 
 def progress_bar(items, verbose, what):

@@ -53,6 +53,19 @@ def test_a_fit_with_query_ids_is_certified_and_scored_per_query():
     assert model.objective_ != pytest.approx(StructSVM(loss="auc", C=30.0).fit(X, y).objective_)
 
 
+def test_one_vs_rest_passes_the_query_ids_to_each_class():
+    from structfs import OneVsRestStructSVM
+
+    X, y, qid = _queries(6)
+    y3 = y + (X[:, 2] > 1.0).astype(int)
+    model = OneVsRestStructSVM(StructSVM(loss="error", C=10.0)).fit(X, y3, qid=qid)
+    for est, c in zip(model.estimators_, model.classes_):
+        alone = StructSVM(loss="error", C=10.0).fit(X, (y3 == c).astype(int), qid=qid)
+        assert est.objective_ == pytest.approx(alone.objective_, rel=1e-9)
+    assert model.score(X, y3, qid=qid) == pytest.approx(np.mean(
+        [est.score(X, (y3 == c).astype(int), qid=qid) for est, c in zip(model.estimators_, model.classes_)]))
+
+
 def test_bad_query_ids_are_refused_naming_the_argument():
     X, y, qid = _queries(2)
     with pytest.raises(ValueError, match=r"qid must have shape \(180,\)"):
