@@ -118,6 +118,22 @@ def require_positive(y, what):
         raise ValueError(f"y has no positive example; the {what} loss needs at least one.")
 
 
+def untied_cuts(ranked):
+    """Which of the n + 1 cuts of scores ``ranked`` in decreasing order (cut k: below the k highest) fall
+    between two distinct scores; the cuts above all and below all always do."""
+    admissible = np.ones(ranked.shape[0] + 1, dtype=bool)
+    admissible[1:-1] = ranked[:-1] > ranked[1:]
+    return admissible
+
+
+def cut_value(ranked, k, beyond=2.0):
+    """The threshold of cut k of scores ``ranked`` in decreasing order: midway between the k-th and the
+    (k+1)-th highest, ``beyond`` past an end."""
+    above = ranked[k - 1] if k > 0 else ranked[0] + beyond
+    below = ranked[k] if k < ranked.shape[0] else ranked[-1] - beyond
+    return float((above + below) / 2.0)
+
+
 class SortedClasses:
     """Scores of the positives and of the negatives sorted in decreasing order, with prefix sums.
 
@@ -448,14 +464,11 @@ class ContingencyLoss(Loss):
         P, N = a[-1], b[-1]
         mask = self._feasible_mask(a, b, P, N)
         delta = np.array(self._delta_table(a, b, P - a, N - b, mask), dtype=float)
-        admissible = np.ones(a.shape[0], dtype=bool) if mask is None else mask.copy()
-        admissible[1:-1] &= ranked[:-1] > ranked[1:]                 # no cut inside a tie
+        admissible = untied_cuts(ranked) if mask is None else mask & untied_cuts(ranked)
         if not admissible.any():
             return 0.0
         k = int(np.flatnonzero(admissible)[np.argmin(delta[admissible])])
-        above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
-        below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
-        return float((above + below) / 2.0)
+        return cut_value(ranked, k)
 
     def _score(self, y, s):
         pred = np.where(s > 0, 1.0, -1.0)

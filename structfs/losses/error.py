@@ -2,7 +2,7 @@
 import numpy as np
 
 from .._jit import njit
-from .base import ContingencyLoss
+from .base import ContingencyLoss, cut_value, untied_cuts
 
 
 @njit(cache=True)
@@ -79,12 +79,9 @@ class ErrorRateLoss(ContingencyLoss):
         above_neg = np.concatenate(([0.0], np.cumsum(np.where(positive, 0.0, weights))))   # false alarms
         above_pos = np.concatenate(([0.0], np.cumsum(np.where(positive, weights, 0.0))))
         errors = above_neg + (above_pos[-1] - above_pos)                                    # + misses
-        admissible = np.ones(errors.shape[0], dtype=bool)
-        admissible[1:-1] = ranked[:-1] > ranked[1:]
+        admissible = untied_cuts(ranked)
         k = int(np.flatnonzero(admissible)[np.argmin(errors[admissible])])
-        above = ranked[k - 1] if k > 0 else ranked[0] + 2.0
-        below = ranked[k] if k < ranked.shape[0] else ranked[-1] - 2.0
-        return float((above + below) / 2.0)
+        return cut_value(ranked, k)
 
 
 @njit(cache=True)

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..estimators import LinearModel
 from ..losses import on_rows
+from ..losses.base import cut_value, untied_cuts
 from ..solvers import PathRefitter, Solver, penalty_for
 from ..solvers.data import SolverData, weights_in
 from ..solvers.interactions import expand, split_weights
@@ -236,13 +237,9 @@ def same_rate_cut(decisions, cut, scores, decision_weight=None, score_weight=Non
     ranked = scores[order]
     weights = np.ones(ranked.shape[0]) if score_weight is None else np.asarray(score_weight, dtype=float)[order]
     share = np.concatenate(([0.0], np.cumsum(weights))) / weights.sum()      # fraction above the first k
-    admissible = np.ones(share.shape[0], dtype=bool)
-    admissible[1:-1] = ranked[:-1] > ranked[1:]                             # no cut inside a tie
-    candidates = np.flatnonzero(admissible)
+    candidates = np.flatnonzero(untied_cuts(ranked))
     k = int(candidates[np.argmin(np.abs(share[candidates] - rate))])
-    above_score = ranked[k - 1] if k > 0 else ranked[0] + 1.0
-    below_score = ranked[k] if k < ranked.shape[0] else ranked[-1] - 1.0
-    return float((above_score + below_score) / 2.0)
+    return cut_value(ranked, k, beyond=1.0)
 
 
 def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
