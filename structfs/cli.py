@@ -195,6 +195,8 @@ def _train(args):
     X, y = _read_training_data(args.train_file)
     n_classes = np.unique(y).shape[0]
     clf = _estimator(args, n_classes)
+    if args.verbose >= 2:        # svm_perf's "Reading training examples...done": the fit begins now
+        print(f"read {X.shape[0]} examples x {X.shape[1]} features from {args.train_file}; training", flush=True)
     t0 = time.perf_counter()
     clf.fit(X, y)
     seconds = time.perf_counter() - t0
@@ -533,6 +535,8 @@ def _fit_budget(args, budget, n_classes, X, y, Xt, yt):
     """One point of a budget path: (B, mean #features, measure on the test data, fit seconds)."""
     args = argparse.Namespace(**{**vars(args), "budget": budget, "func": None})
     clf = _estimator(args, n_classes)
+    if args.verbose >= 2:        # svm_perf's "Reading training examples...done": the fit begins now
+        print(f"read {X.shape[0]} examples x {X.shape[1]} features from {args.train_file}; training", flush=True)
     t0 = time.perf_counter()
     clf.fit(X, y)
     seconds = time.perf_counter() - t0

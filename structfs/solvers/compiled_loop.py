@@ -449,7 +449,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
         gap = best_value - value
         penalty = best_w @ best_w if budget == 0 else _ksupport_sq(best_w, budget)
         objective = 0.5 * penalty + 0.5 * best_wb * best_wb + C * best_xi
-        if objective < rec_value:           # the iterate of the lowest true objective (_BestIterate)
+        if objective < rec_value:           # the iterate of the lowest true objective (BestIterate)
             rec_w, rec_wb, rec_xi, rec_value = best_w.copy(), best_wb, best_xi, objective
         records[it, 0], records[it, 1], records[it, 2], records[it, 3] = objective, value, gap, K
         records[it, 4] = np.count_nonzero(best_w)

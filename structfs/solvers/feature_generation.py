@@ -57,7 +57,7 @@ class SolverResult:
     stop: str = ""            # why feature generation ended (see Solver)
 
 
-class _BestIterate:
+class BestIterate:
     """Keeps the iterate with the lowest true primal objective, and the best lower bound."""
 
     def __init__(self, penalty, C):
@@ -167,7 +167,7 @@ class SolverPath:
         n = self.X.shape[0]
         self.ws = WorkingSet(n, bias, C, solver.master_solver, coded=is_row_blocks(self.X))
         self.cache = ColumnCache(self.X)
-        self.state = _BestIterate(self.penalty, C)
+        self.state = BestIterate(self.penalty, C)
         self.history, self.points, self.stop, self.n_outer = [], [], "", 0
         self.status = None                           # the last inner solve's
         self._t_start = time.perf_counter()
