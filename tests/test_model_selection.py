@@ -205,6 +205,44 @@ def test_successive_halving_continues_the_best_paths_and_cuts_the_others_short()
     assert not halved.cv_results_["pruned"][halved.best_index_]
 
 
+def test_race_keeps_a_budgeted_cell_within_one_folds_noise_of_the_best_unbudgeted_one():
+    """race_budgeted on made-up paths: the bar is the best unbudgeted cell's (by its mean) first-fold score
+    minus its standard deviation over the folds, and a budgeted cell is kept by its best first-fold point."""
+    from structfs.model_selection._results import race_budgeted
+
+    cells = [(1.0, None), (10.0, None), (1.0, 5), (10.0, 5), (100.0, 5)]
+    unbudgeted = {0: [0.80, 0.70, 0.60], 1: [0.90, 0.80, 0.70]}          # cell 1 is the best; std 0.1
+    first_fold = {2: [0.70, 0.805, 0.75], 3: [0.81, 0.60], 4: [0.50, 0.795]}
+
+    outputs = [None] * (3 * len(cells))
+    for c, scores in unbudgeted.items():
+        for f, score in enumerate(scores):
+            outputs[f * len(cells) + c] = (np.array([score]),)
+    for c, path in first_fold.items():
+        outputs[c] = (np.array(path),)
+    assert race_budgeted(outputs, cells, 3) == [2, 3]                    # the bar: 0.9 - 0.1
+
+
+def test_the_race_runs_on_only_the_budgeted_cells_within_the_noise_and_the_full_grid_runs_all():
+    """Where the dense model is far better, the budgeted cells run on the first fold only (NaN on the
+    others, marked pruned, never chosen); where irrelevant features abound and sparse models win, they run
+    on every fold and are chosen; halving_factor=None runs every cell on every fold."""
+    X, y = _data(n=300, m=10, informative=10, seed=4)                  # every feature matters
+    grid = dict(Cs=[1.0, 10.0], budgets=[1, None], max_outer=6)
+    raced = StructSVMCV(**grid).fit(X, y).cv_results_
+    full = StructSVMCV(halving_factor=None, **grid).fit(X, y).cv_results_
+    dropped = np.isnan(raced["split1_test_score"])
+    assert dropped.any() and np.all(raced["pruned"][dropped])
+    assert np.isfinite(raced["split0_test_score"]).all()
+    assert np.all(np.asarray(raced["param_budget"])[dropped] == 1)
+    assert np.isfinite(full["mean_test_score"]).all()
+    Xn, yn = _data(n=200, m=400, informative=3, seed=5)                # 397 irrelevant features
+    sparse = StructSVMCV(**grid).fit(Xn, yn)
+    assert sparse.budget_ == 1
+    assert np.isfinite(sparse.cv_results_["split2_test_score"][np.asarray(sparse.cv_results_["param_budget"]) == 1]
+                       ).any()
+
+
 def test_survivors_continue_their_paths_as_a_restarted_path_would():
     """A serial search keeps its fold paths between rungs and continues them; a parallel one starts
     them over in its workers. The table is the same, and a path paused at a rung and continued
@@ -405,7 +443,7 @@ def test_cross_validates_in_a_hashed_index_space_without_dense_weights():
     assert sp.issparse(cv.coef_) and cv.coef_.shape == (1, 10 ** 8)
     assert set(cv.selected_features_) <= set(columns)
     dense = StructSVMCV(Cs=[10.0], budgets=[1, None], max_outer=2, cv=2).fit(X, y)
-    assert np.allclose(cv.cv_results_["mean_test_score"], dense.cv_results_["mean_test_score"])
+    assert np.allclose(cv.cv_results_["mean_test_score"], dense.cv_results_["mean_test_score"], equal_nan=True)
     assert np.array_equal(cv.predict(Xh), dense.predict(X))
 
 
@@ -433,7 +471,8 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
         cv = StructSVMCV(loss="f1").fit(X, y)
     assert cv.loss_.name == "auc" and cv.estimator_.loss == "auc"
     assert cv.selected_features_.size > 0 and np.unique(cv.predict(X)).size == 2
-    assert np.isfinite(cv.cv_results_["mean_test_score"]).all()
+    ran = ~cv.cv_results_["pruned"]         # a budgeted cell the race dropped after one fold scores NaN
+    assert np.isfinite(cv.cv_results_["mean_test_score"][ran]).all()
     # the ranking loss learns no threshold: the intercept is the best cut of F1 on the training scores
     s = cv.decision_function(X)
     y_pm = np.where(y == 1, 1.0, -1.0)
@@ -444,7 +483,7 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     # its candidates are the AUC search's, each cut at its fold's best training cut and scored by F1
     ref = StructSVMCV(loss="auc", scoring="f1")
     table = ref.search(X, y, np.unique(y), ref.folds(y), threshold_loss=get_loss("f1"))
-    assert np.allclose(cv.cv_results_["mean_test_score"], np.mean(table["scores"], axis=1))
+    assert np.allclose(cv.cv_results_["mean_test_score"], np.mean(table["scores"], axis=1), equal_nan=True)
     X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)

@@ -262,6 +262,9 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
     table["cuts"] = []
     pooled = np.concatenate(test_rows)
     for i, per_fold in enumerate(table["decisions"]):
+        if any(s is None for s in per_fold):          # a cell the race ran on one fold only: not chosen
+            table["cuts"].append(0.0)
+            continue
         moved = []
         for f, (rows, s) in enumerate(zip(test_rows, per_fold)):
             others = [g for g in range(len(test_rows)) if g != f]

@@ -5,25 +5,47 @@ import numpy as np
 def grid_results(cells, outputs, n_folds):
     """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
 
-    A fold whose path ended earlier (its generation converged) keeps its last point for longer paths.
+    A fold whose path ended earlier (its generation converged) keeps its last point for longer paths; a
+    fold on which a cell never ran (``outputs`` None: the race dropped it, see :func:`race_budgeted`)
+    scores NaN.
     ``certified``: every fold's fit of the candidate's cell ended with its certificate. ``decisions``
     (where the paths kept them): every fold's decision values on its validation rows.
     """
     out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
     for c, cell in enumerate(cells):
-        runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
+        all_runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
+        runs = [r for r in all_runs if r is not None]
         length = max(r[0].shape[0] for r in runs)
         for k in range(length):
             out["C"].append(cell[0])
             out["budget"].append(cell[1])
             out["n_groups"].append(k + 1 if cell[1] is not None else None)
-            out["scores"].append([r[0][min(k, r[0].shape[0] - 1)] for r in runs])
+            out["scores"].append([np.nan if r is None else r[0][min(k, r[0].shape[0] - 1)] for r in all_runs])
             out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
             out["fit_time"].append(np.mean([r[2] for r in runs]))
             out["certified"].append(all(r[3] for r in runs))
             if runs[0][4] is not None:
-                out.setdefault("decisions", []).append([r[4][min(k, len(r[4]) - 1)] for r in runs])
+                out.setdefault("decisions", []).append(
+                    [None if r is None else r[4][min(k, len(r[4]) - 1)] for r in all_runs])
     return out
+
+
+def race_budgeted(outputs, cells, n_folds):
+    """The budgeted cells worth running on every fold: positions in ``cells`` ((C, budget) pairs) whose
+    path on the first fold reached, at its best point, the first-fold score of the best unbudgeted cell
+    (by its mean over the folds) minus that cell's standard deviation over the folds.
+
+    ``outputs[f * len(cells) + c]``: cell c's path on fold f (its scores first), present for every
+    unbudgeted cell on every fold and for every budgeted cell on fold 0. The comparison is paired -- the
+    same fold's training and validation rows -- and the margin is one fold's noise, so that a budgeted
+    cell is dropped only when the unbudgeted model beats it by more than the folds disagree with each
+    other: on text, where no sparse model is as good, the budgeted paths then cost one fold instead of all;
+    where irrelevant features abound and a sparse model is far better, every budgeted cell runs on."""
+    unbudgeted = [c for c, (_, B) in enumerate(cells) if B is None]
+    scores = np.array([[outputs[f * len(cells) + c][0][0] for f in range(n_folds)] for c in unbudgeted])
+    best = int(np.argmax(scores.mean(axis=1)))
+    bar = scores[best, 0] - scores[best].std(ddof=1)
+    return [c for c, (_, B) in enumerate(cells) if B is not None and np.max(outputs[c][0]) >= bar]
 
 
 def path_smoothed_scores(table):

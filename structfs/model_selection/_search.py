@@ -63,7 +63,7 @@ from ._path import (
     take_rows,
     unbudgeted_chain,
 )
-from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores
+from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores, race_budgeted
 from ._scoring import check_scoring
 
 if TYPE_CHECKING:
@@ -115,6 +115,12 @@ class _Progress:
                 self.bar.total = self.bar.n
                 self.bar.refresh()
             self.bar.close()
+
+    def drop(self, paths):
+        """The plan shrank: ``paths`` fold paths will not run (the race dropped their cells)."""
+        if self.bar is not None and paths:
+            self.bar.total -= paths
+            self.bar.refresh()
 
     def __call__(self, task, out):
         if self.bar is None:
@@ -202,8 +208,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         path-smoothed score so far continue to factor times as many groups, and so on up to
         ``max_outer``. A path that ends on its own (early stop, certificate) is complete at any rung;
         unbudgeted candidates are one fit and always complete. A candidate cut short is not chosen
-        (``cv_results_["pruned"]``; its scores are those of its shortened path). None: every path runs
-        to its end.
+        (``cv_results_["pruned"]``; its scores are those of its shortened path). Where the grid holds
+        unbudgeted cells beside budgeted ones, the budgeted paths first run on the first fold only, and
+        only those within one fold's noise of the best unbudgeted cell there run on the others (the
+        others score NaN on them; the user guide's "Successive halving"). None: every path runs to its
+        end, on every fold.
     debias : bool, default=True
         Score and return budgeted models debiased: the budget selects the features, and the weights
         are those of the unbudgeted problem on them at the same C (StructSVM's ``refit=C``). The
@@ -444,6 +453,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         outputs = [None] * len(tasks)
         pending, alive, pruned = list(range(len(tasks))), list(range(len(cells))), set()
         rung = max_outer if self.halving_factor is None else min(HALVING_FIRST_RUNG, max_outer)
+        # The race: with halving, where the grid holds unbudgeted cells (one fit each, cheap) beside
+        # budgeted ones (a path each), the budgeted cells first run on the first fold only; those whose
+        # best point there falls short of the best unbudgeted candidate on the same fold by more than its
+        # spread over the folds never run on the others (race_budgeted).
+        racing = self.halving_factor is not None and n_folds > 1 and \
+            len({B is None for _, B in cells}) == 2
+        if racing:
+            pending = [i for i in pending if tasks[i][2] is None or tasks[i][0] == 0]
         # Serial searches keep their budgeted paths between rungs and continue them (FoldPath); parallel
         # ones start a survivor's path over in a worker. Kept paths hold their planes (K x n each), so
         # only while the training rows of all of them stay under RESUME_MAX_ROWS.
@@ -473,6 +490,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                             out = (*out[:2], out[2] + outputs[i][2], *out[3:])
                         outputs[i] = out
                         progress(tasks[i], out)
+                if racing:
+                    racing = False
+                    kept = race_budgeted(outputs, cells, n_folds)
+                    pruned |= {c for c in alive if cells[c][1] is not None and c not in kept}
+                    alive = [c for c in alive if cells[c][1] is None or c in kept]
+                    pending = [f * len(cells) + c for f in range(1, n_folds) for c in kept]
+                    progress.drop((n_folds - 1) * (sum(B is not None for _, B in cells) - len(kept)))
+                    if pending:
+                        continue
                 if rung >= max_outer:
                     break
                 scored = self._scored(grid_results(table_cells, outputs, n_folds), y, fold_tasks, scoring)
