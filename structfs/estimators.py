@@ -383,6 +383,31 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         that set the model's cut at an operating point do not take ``qid``."""
         loss = self._resolve()
         C, bias = float(self.C), float(self.bias)
+        X, y, weights, queries, groups = self._checked_data(X, y, sample_weight, qid, loss)
+        positive = positive_class(self.classes_, self.pos_label)
+        # the loss measures the positive class; the fitted model keeps scikit-learn's orientation
+        # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
+        sign = 1.0 if positive == self.classes_[1] else -1.0
+        fit_loss = on_rows(loss, weights, queries)
+        y_pm = fit_loss.validate(np.where(y == positive, 1.0, -1.0))
+        data, inputs = expand(X) if self.interactions else (X, None)
+        if loss.ranks_only:                  # fitted as a ranking, cut below at the operating point
+            bias = 0.0
+        path = self._solver().path(data, y_pm, fit_loss, C, penalty_for(self.budget, groups), bias)
+        for _ in path:
+            pass
+        result = path.result()
+        if self.refit is not None:
+            result = path.debiased(result, float(self.refit))
+        self.loss_ = loss
+        self._set_weights(result, sign, bias, groups, inputs, data, X.shape[1])
+        if loss.ranks_only:
+            self.intercept_ = np.array([-sign * fit_loss.best_cut(y_pm, sign * self.decision_function(X))])
+        self._set_certificate(result, C)
+        return self
+
+    def _checked_data(self, X, y, sample_weight, qid, loss):
+        """X, y, the weights, query ids and groups checked for a fit (``classes_`` set), before any work."""
         X = _row_blocks_of_dask(X)
         if is_dask_array(y):
             y = y.compute()
@@ -417,25 +442,13 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 # a pair's value x_j x_k is squared in the Gram matrices: |x| <= 1e75 keeps that finite
                 check_magnitude(X, limit=MAX_ABS_VALUE ** 0.75, why="overflow once paired (interactions=True "
                                 "squares the products x_j x_k)")
-        positive = positive_class(self.classes_, self.pos_label)
-        # the loss measures the positive class; the fitted model keeps scikit-learn's orientation
-        # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
-        sign = 1.0 if positive == self.classes_[1] else -1.0
-        fit_loss = on_rows(loss, weights, queries)
-        y_pm = fit_loss.validate(np.where(y == positive, 1.0, -1.0))
-        data, inputs = expand(X) if self.interactions else (X, None)
-        if loss.ranks_only:                  # fitted as a ranking, cut below at the operating point
-            bias = 0.0
-        path = self._solver().path(data, y_pm, fit_loss, C, penalty_for(self.budget, groups), bias)
-        for _ in path:
-            pass
-        result = path.result()
-        if self.refit is not None:
-            result = path.debiased(result, float(self.refit))
-        self.loss_ = loss
+        return X, y, weights, queries, groups
+
+    def _set_weights(self, result, sign, bias, groups, inputs, data, n_features):
+        """coef_, intercept_, the selected features (groups, pairs) from the solver's ``result``."""
         if self.interactions:
             cols, values = nonzero_weights(result.w)
-            w, self.interactions_, self.interaction_coef_ = split_weights(cols, sign * values, inputs, X.shape[1],
+            w, self.interactions_, self.interaction_coef_ = split_weights(cols, sign * values, inputs, n_features,
                                                                           data.n_inputs)
         else:
             w = sign * result.w if sign < 0 else result.w
@@ -448,8 +461,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         elif hasattr(self, "selected_groups_"):
             del self.selected_groups_
         self.intercept_ = np.array([sign * bias * result.w_b])
-        if loss.ranks_only:
-            self.intercept_ = np.array([-sign * fit_loss.best_cut(y_pm, sign * self.decision_function(X))])
+
+    def _set_certificate(self, result, C):
+        """objective_, lower_bound_, gap_, the iteration counts and converged_; the warnings of a certificate
+        that does not hold and of the zero model."""
         self.objective_ = result.objective
         self.lower_bound_ = result.lower_bound
         self.gap_ = result.objective - result.lower_bound
@@ -466,21 +481,20 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             warnings.warn(f"The fit's certificate does not hold: objective {self.objective_:.6g}, lower bound "
                           f"{self.lower_bound_:.6g} (gap {self.gap_:.3g}, asked at most {allowed:.3g}), so the model "
                           "may be far from optimal. Features of very different scales do this: scale them (e.g. "
-                          "sklearn.preprocessing.StandardScaler or MaxAbsScaler).", ConvergenceWarning, stacklevel=4)
+                          "sklearn.preprocessing.StandardScaler or MaxAbsScaler).", ConvergenceWarning, stacklevel=5)
         if false_bound:
             # A bound above the objective is round-off of a Gram matrix of huge entries (features of scale
             # 1e18 give planes' products of 1e36, and cancellation errors of 1e20): reported is the one
             # bound that always holds, 0 (the objective is a sum of squares and C times a slack).
             self.lower_bound_, self.gap_ = 0.0, self.objective_
         if self.selected_features_.shape[0] == 0 and not getattr(self, "interaction_coef_", np.zeros(0)).size:
-            warnings.warn(f"{NO_FEATURES}: on these data the {loss.name!r} loss's structural "
+            warnings.warn(f"{NO_FEATURES}: on these data the {self.loss_.name!r} loss's structural "
                           f"SVM at C={C:.4g} has its optimum at w = 0 (objective {self.objective_:.6g}, lower bound "
                           f"{self.lower_bound_:.6g}), so every example gets the same score and the same class. "
                           "On noisy, imbalanced data every w may leave some labeling (for the F-measures: one "
                           "without true positives) at the slack of w = 0, whatever C; the ranking loss "
                           "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
-                          UserWarning, stacklevel=4)
-        return self
+                          UserWarning, stacklevel=5)
 
     def _solver(self):
         """The solver with this estimator's settings (validated)."""
