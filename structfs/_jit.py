@@ -6,6 +6,7 @@ when structfs is imported; where there is none (a read-only installation and no 
 compiled without a cache: every process compiles it again, but everything works.
 """
 import sys
+import warnings
 
 import numba
 import numpy as np
@@ -44,11 +45,52 @@ class _CompileNotice(event.Listener):
 event.register("numba:compile", _CompileNotice())
 
 
+_UNREADABLE = set()      # the cache files already reported: reading and then rewriting one must warn once
+
+
+def _unreadable_cache(path, exc):
+    if path in _UNREADABLE:
+        return
+    _UNREADABLE.add(path)
+    warnings.warn(f"structfs: numba's cache of a kernel ({path}, or its data file) could not be read "
+                  f"({type(exc).__name__}); the kernel is compiled again and its cache rewritten.", UserWarning,
+                  stacklevel=3)
+
+
+def _tolerate_a_corrupt_cache(dispatcher):
+    """Make ``dispatcher``'s disk cache treat an unreadable index or data file as a missing one: numba
+    would raise at the first call (a truncated file, a copy interrupted while a wheel was unpacked), and
+    the kernel is compiled instead. Only this dispatcher's cache objects change, not numba's classes."""
+    cache = getattr(dispatcher, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if cache_file is None or not hasattr(cache_file, "_load_index") or not hasattr(cache, "load_overload"):
+        return dispatcher
+    load_index, load_overload = cache_file._load_index, cache.load_overload
+
+    def tolerant_load_index():
+        try:
+            return load_index()
+        except Exception as exc:        # noqa: BLE001 -- any unreadable file is a cache miss
+            _unreadable_cache(getattr(cache_file, "_index_path", "?"), exc)
+            return {}
+
+    def tolerant_load_overload(*args, **kwargs):
+        try:
+            return load_overload(*args, **kwargs)
+        except Exception as exc:        # noqa: BLE001
+            _unreadable_cache(getattr(cache_file, "_index_path", "?"), exc)
+            return None
+
+    cache_file._load_index, cache.load_overload = tolerant_load_index, tolerant_load_overload
+    return dispatcher
+
+
 def njit(*signature, **options):
-    """``numba.njit(*signature, **options)``, falling back to no cache where numba finds no place for one."""
+    """``numba.njit(*signature, **options)``, falling back to no cache where numba finds no place for one,
+    and compiling where its cache file cannot be read."""
     def decorate(function):
         try:
-            return numba.njit(*signature, **options)(function)
+            return _tolerate_a_corrupt_cache(numba.njit(*signature, **options)(function))
         except RuntimeError:
             if not options.get("cache"):
                 raise

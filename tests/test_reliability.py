@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -216,6 +217,37 @@ def test_structfs_imports_where_numba_can_keep_no_cache():
             "print(structfs.StructSVM(budget=2).fit(X, y).score(X, y))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
+
+
+def structfs_root():
+    import structfs
+
+    return os.path.dirname(structfs.__file__)
+
+
+def test_a_corrupt_numba_cache_file_is_compiled_again_with_one_warning(tmp_path):
+    """A truncated index or data file in the cache beside the package (as a wheel carries it) is a cache
+    miss: the kernel compiles, a warning names the file, and the next process loads the rewritten cache."""
+    package = tmp_path / "structfs"
+    shutil.copytree(Path(structfs_root()), package, ignore=shutil.ignore_patterns("__pycache__"))
+    code = "import numpy as np; from structfs._jit import argsort; print(argsort(np.arange(5.0)[::-1]).tolist())"
+    environment = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    environment["PYTHONPATH"] = str(tmp_path)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment,
+                             cwd=tmp_path, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "[4, 3, 2, 1, 0]"
+        return out.stderr
+
+    run()                                                  # compiles and fills the cache
+    for pattern in ("_jit.argsort-*.nbi", "_jit.argsort-*.nbc"):
+        for path in (package / "__pycache__").glob(pattern):
+            path.write_bytes(path.read_bytes()[:20])       # truncated
+        err = run()
+        assert err.count("could not be read") == 1, err
+        assert "could not be read" not in run()            # rewritten: loaded again
 
 
 def test_concurrent_writers_of_one_shard_directory(tmp_path):
