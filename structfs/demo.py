@@ -84,7 +84,7 @@ def run(jobs=-1, plot="structfs-demo.png"):
     print(f"structfs {__version__} demo: scikit-learn's digits, each digit against the other nine (about 1:9), "
           f"{X.shape[1]} pixels, {len(y_tr)} training and {len(y_te)} test images. Every model chooses its "
           "settings by 3-fold CV on F1 (the baselines' C among "
-          f"{', '.join(f'{c:g}' for c in BASELINE_CS)}); macro-F1 on the test images.\n")
+          f"{', '.join(f'{c:g}' for c in BASELINE_CS)}); macro-F1 on the test images.\n", flush=True)
     from .warmup import compile_kernels, kernels_cached
 
     if not kernels_cached():             # compiled here, once, in this process: the workers load the cache
