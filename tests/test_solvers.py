@@ -211,6 +211,14 @@ def test_ksupport_norm_is_the_variational_minimum(k):
     assert ksupport_sq(np.array([1.0, 1.0, 1.0]), 1) == pytest.approx(9.0)       # k = 1: l1 squared
 
 
+def test_group_weights_are_put_on_the_simplex():
+    from structfs.solvers.qcqp import normalise_weights
+    np.testing.assert_allclose(normalise_weights([2.0, -1.0, np.nan, 2.0]), [0.5, 0, 0, 0.5])
+    np.testing.assert_allclose(normalise_weights([0.0, -3.0]), [0.5, 0.5])          # no weight: uniform
+    np.testing.assert_allclose(normalise_weights([np.inf, 1.0, np.inf]), [0.5, 0, 0.5])
+    np.testing.assert_allclose(normalise_weights([1e308, 1e308, 1.0]), [0.5, 0.5, 0])  # the sum overflows
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_smo_fallback_agrees_with_active_set(seed):
     from structfs.solvers.simplex_qp import _smo, active_set

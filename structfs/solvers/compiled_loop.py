@@ -28,8 +28,9 @@ from .._interrupt import PENDING, check_interrupt
 from .._jit import njit
 from .cutting_plane import LINE_SEARCH_EVALS, MU, STALL, inner_solve, narrowed, next_trial, ratio_terms
 from .data import compressed_dot
-from .penalties import BSupport, SquaredL2
+from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
+from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import feasible_start, simplex_point, simplex_qp
 
@@ -62,7 +63,7 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
     when its master failed and the Python loop is to continue."""
     penalty = state.penalty
     groups = ws.groups
-    if (loss.jit_oracle is None or not groups or type(penalty) not in (SquaredL2, BSupport)
+    if (loss.jit_oracle is None or not groups or penalty.compiled_budget is None
             or not isinstance(ws.planes, DensePlanes) or (len(groups) > 1 and ws.master_solver != "ipm")):
         return None
     by_values = all(g.keep_values for g in groups)
@@ -88,7 +89,7 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
         if by_values:
             values[t, :K, :lengths[t]] = g.values.coef
         grams[t, :K, :K] = g.G
-    budget = penalty.budget if isinstance(penalty, BSupport) else 0
+    budget = penalty.compiled_budget
     params, y = np.asarray(loss.jit_params, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
     args = (_as_function(loss.jit_oracle), params, y, indptr, indices, data, dense, m, float(ws.bias), float(ws.C),
             float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
@@ -190,30 +191,6 @@ def _grown_planes(values, rows):
 
 
 @njit(cache=True)
-def _ksupport_sq(w, k):
-    """objective.ksupport_sq compiled (k = 0: the squared Euclidean norm)."""
-    z = np.abs(w)
-    z = z[z > 0]
-    if k == 0 or z.shape[0] <= k:
-        return z @ z
-    z = -np.sort(-z)
-    n = z.shape[0]
-    tail = np.zeros(n + 1)
-    for i in range(n - 1, -1, -1):
-        tail[i] = tail[i + 1] + z[i]
-    head_sq = 0.0
-    best, largest, any_feasible = np.inf, -np.inf, False
-    for q in range(k):
-        lam = tail[q] / (k - q)
-        value = head_sq + tail[q] ** 2 / (k - q)
-        largest = max(largest, value)
-        if z[q] <= lam * (1.0 + 1e-12):
-            best, any_feasible = min(best, value), True
-        head_sq += z[q] * z[q]
-    return best if any_feasible else largest
-
-
-@njit(cache=True)
 def _reg_value(w, d, single):
     """1/2 sum_j w_j^2 / d_j over d_j > 0 (1/2 ||w||^2 with one group)."""
     if single:
@@ -250,18 +227,6 @@ def _reg(seg, t):
     if quadratic:
         return a0 + a1 * t + 0.5 * a2 * t * t, a1 + a2 * t
     return ratio_terms(u, du, v, dv, t)
-
-
-@njit(cache=True)
-def _normalised(mu):
-    """qcqp.normalise_weights compiled: negatives and NaN to 0, then sum 1 (uniform if all 0)."""
-    out = np.empty(mu.shape[0])
-    for i in range(mu.shape[0]):
-        out[i] = mu[i] if mu[i] > 0 else 0.0       # NaN compares false: 0
-    total = out.sum()
-    if total > 0:
-        return out / total
-    return np.full(mu.shape[0], 1.0 / mu.shape[0])
 
 
 @functools.cache
@@ -354,7 +319,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                 status = HANDED_BACK
                 break
             abar[:K] = plane_weights(x)
-            mu[:T] = _normalised(lam_q)
+            mu[:T] = simplex_weights(lam_q)
         quad = -np.inf
         for t in range(T):
             quad = max(quad, abar[:K] @ (full[t] @ abar[:K]))
@@ -447,7 +412,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             if cut_delta - cut_coef @ s <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
                 cut_coef, cut_delta = m_coef, m_delta
         gap = best_value - value
-        penalty = best_w @ best_w if budget == 0 else _ksupport_sq(best_w, budget)
+        penalty = best_w @ best_w if budget == 0 else ksupport_sq_kernel(best_w, budget)
         objective = 0.5 * penalty + 0.5 * best_wb * best_wb + C * best_xi
         if objective < rec_value:           # the iterate of the lowest true objective (BestIterate)
             rec_w, rec_wb, rec_xi, rec_value = best_w.copy(), best_wb, best_xi, objective
@@ -494,7 +459,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
                 if by_values:
                     values[a] = values[t]
             T = stay.shape[0]
-            mu[:T] = _normalised(mu[:T])
+            mu[:T] = simplex_weights(mu[:T])
         # -- the new plane: its values on every group, its Gram rows --
         if K == coef_buf.shape[0]:
             coef_buf = _grown(coef_buf, 2 * K)

@@ -34,7 +34,7 @@ from .data import (
     take_columns,
     weights_in,
 )
-from .penalties import SquaredL2, penalty_for
+from .penalties import penalty_for
 from .threads import blas_limited
 from .working_set import WorkingSet
 
@@ -381,7 +381,7 @@ class SolverPath:
         X_selected = take_columns(self.X, selected)     # in memory, whether X is or not
         refit_solver = Solver(tol=self.solver.tol, max_iter=self.solver.max_iter, max_outer=self.solver.max_outer,
                               verbose=self.solver.verbose)
-        sub = refit_solver.solve(X_selected, self.y, self.loss, refit_C, SquaredL2(), self.bias)
+        sub = refit_solver.solve(X_selected, self.y, self.loss, refit_C, penalty_for(None), self.bias)
         scores = matvec(X_selected, sub.w) + self.bias * sub.w_b
         coef, delta = self.loss.oracle(self.y, scores)
         xi = max(0.0, delta - float(coef @ scores))

@@ -7,7 +7,7 @@ import numpy as np
 from .compiled_loop import solve_restricted
 from .data import ColumnCache, SolverData, take_columns
 from .feature_generation import MAX_AGE, BestIterate
-from .penalties import SquaredL2
+from .penalties import penalty_for
 from .working_set import WorkingSet
 
 
@@ -44,7 +44,7 @@ class PathRefitter:
         ws.add_group(cols, take_columns(self.X, cols))
         cache = ColumnCache(self.X)
         cache.extend(cols)
-        state = BestIterate(SquaredL2(), self.C)
+        state = BestIterate(penalty_for(None), self.C)
         state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
         status, _ = solve_restricted(ws, cache, self.y, self.loss, state, self.settings, outer=1)
         self.uncertified += status != "converged"

@@ -12,11 +12,16 @@ import numpy as np
 
 from .objective import ksupport_sq
 
+__all__ = ["SquaredL2", "BSupport", "GroupBSupport", "penalty_for", "group_indices"]
+
 
 class SquaredL2:
     """½‖w‖²: one group of every feature, nothing to generate."""
 
     budget = None
+    # The budget the compiled loop solves the restricted problem for (0: ½‖w‖²); None where the loop does
+    # not cover the penalty and the Python loop runs instead.
+    compiled_budget = 0
 
     def value(self, w, cols=None):
         """The penalty of weights ``w`` on the columns ``cols`` (None: every column, in order)."""
@@ -38,6 +43,10 @@ class BSupport:
 
     def __init__(self, budget):
         self.budget = int(budget)
+
+    @property
+    def compiled_budget(self):
+        return self.budget
 
     def value(self, w, cols=None):
         """The penalty of weights ``w`` on the columns ``cols`` (the norm does not depend on which)."""
@@ -104,6 +113,8 @@ class GroupBSupport(BSupport):
 
     ``groups``: the group index of every column, integers 0..p-1 (see :func:`group_indices`).
     """
+
+    compiled_budget = None      # the compiled loop knows no groups of features
 
     def __init__(self, budget, groups):
         super().__init__(budget)

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import _defaults
+from .._jit import njit
 from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import solve_simplex_qp
 
@@ -179,9 +180,23 @@ def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
 
 def normalise_weights(mu):
     """Group weights on the simplex: negatives and NaN (solver noise) to 0, then sum 1 (uniform if all 0)."""
-    mu = np.clip(np.nan_to_num(mu), 0.0, None)
-    total = mu.sum()
-    return mu / total if total > 0 else np.full(mu.shape, 1.0 / mu.shape[0])
+    return simplex_weights(np.ascontiguousarray(mu, dtype=np.float64))
+
+
+@njit(cache=True)
+def simplex_weights(mu):
+    """:func:`normalise_weights` compiled, for the compiled loop and for Python."""
+    out = np.empty(mu.shape[0])
+    for i in range(mu.shape[0]):
+        v = mu[i]
+        out[i] = 0.0 if not v > 0 else min(v, 1.7976931348623157e308)     # NaN compares false: 0
+    total = out.sum()
+    if total > 0 and total < np.inf:
+        return out / total
+    if total > 0:                       # overflow: the largest weights share the simplex
+        out = (out == out.max()).astype(np.float64)
+        return out / out.sum()
+    return np.full(mu.shape[0], 1.0 / mu.shape[0])
 
 
 def solve_master_ipm(grams, delta, C, gap_tol):
