@@ -586,6 +586,139 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _operating_point_options(p, whose):
+    """--recall, --precision, --fpr: the operating-point losses' constraints."""
+    p.add_argument("--recall", type=float, default=None,
+                   help=f"prec@rec: the least recall {whose}, in (0, 1] (default 0.9)")
+    p.add_argument("--precision", type=float, default=None,
+                   help=f"rec@prec: the least precision {whose}, in (0, 1] (default 0.9)")
+    p.add_argument("--fpr", type=float, default=None,
+                   help=f"tpr@fpr: the largest false-positive rate {whose}, in [0, 1] (default 0.01)")
+
+
+def _learning_options(p):
+    """What ``train`` and ``path`` share: svm_perf_learn's options and structfs's."""
+    p.add_argument("-c", dest="C", type=float, default=None,
+                   help=f"trade-off C, as svm_perf_learn -c (default {_defaults.C:g})")
+    p.add_argument("-l", dest="loss", default="f1",
+                   help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, prec@rec, rec@prec, tpr@fpr, "
+                        "or SVMperf's code 1 (F1), "
+                        "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); or module:function, "
+                        "your fn(a, b, c, d) -> loss in percent of the contingency table (TP, FP, FN, TN), "
+                        "imported; default f1")
+    p.add_argument("--b", dest="bias", type=float, default=1.0,
+                   help="value of the bias feature (0: none; default 1)")
+    p.add_argument("--p", dest="p", type=float, default=None,
+                   help="k for Prec@k/Rec@k as a fraction of the positives (default 0.5 for Prec@k, 2 for Rec@k)")
+    p.add_argument("--beta", dest="beta", type=float, default=None,
+                   help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted "
+                        "(default 0.1)")
+    _operating_point_options(p, "of the loss")
+    p.add_argument("-e", dest="tol", type=float, default=_defaults.TOL,
+                   help=f"tolerance as svm_perf_learn -e: slack precision in percent (default {_defaults.TOL:g})")
+    p.add_argument("--max-outer", dest="max_outer", type=int, default=_defaults.MAX_OUTER,
+                   help="with -B: at most this many feature groups, hence <= max_outer*B features (default "
+                        f"{_defaults.MAX_OUTER})")
+    p.add_argument("--max-features", dest="max_features", type=int, default=None,
+                   help="with -B: hard cap on the selected features (feature generation stops there)")
+    p.add_argument("--refit", dest="refit", type=float, default=None,
+                   help="with -B: re-solve without budget at this C on the selected features (debiasing)")
+    p.add_argument("--pos-label", dest="pos_label", type=float, default=None,
+                   help="two classes: the label whose F1, precision, recall... the loss measures (default: the "
+                        "larger label, e.g. +1); evaluate then reports that class's measures")
+    p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")
+    p.add_argument("-y", dest="struct_verbose", type=int, default=None,
+                   help="svm_perf's verbosity of the structural learner: accepted; -v sets structfs's")
+    p.add_argument("-w", dest="algorithm", type=int, default=None, choices=range(10), metavar="{0..9}",
+                   help="svm_perf's choice among its optimisation algorithms: accepted and noted; structfs "
+                        "has one (stabilised 1-slack cutting planes, with feature generation under -B)")
+    p.add_argument("-p", dest="slack_norm", choices=["1"], default="1",
+                   help="svm_perf's L-norm of the slacks: 1 (the only one structfs solves)")
+    p.add_argument("-o", dest="rescaling", choices=["2"], default="2",
+                   help="svm_perf's rescaling: 2, margin rescaling (the only one structfs solves)")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
+
+
+def _add_train(sub):
+    """The ``train`` command: svm_perf_learn's options, and structfs's."""
+    train = sub.add_parser("train", help="learn a model from an SVMlight file or a shard directory",
+                           description="Learn a linear model optimising the chosen measure; more than two "
+                                       "classes are handled one-vs-rest. TRAIN_FILE may be a shard directory "
+                                       "(structfs shard): it is read from disk one shard at a time (needs -B).")
+    train.add_argument("--multilabel", action="store_true",
+                       help="lines carry comma-separated labels (e.g. '2,5 1:0.3 7:1'): one joint model for all "
+                            "labels, -B the number of features they share")
+    train.add_argument("--average", choices=["micro", "macro"], default="micro",
+                       help="with --multilabel: the loss over all (example, label) decisions pooled (micro, "
+                            "default) or the mean of the labels' losses (macro)")
+    train.add_argument("train_file", metavar="TRAIN_FILE")
+    train.add_argument("model_file", metavar="MODEL_FILE")
+    _learning_options(train)
+    train.add_argument("-B", dest="budget", type=int, default=None, help="feature budget B (default: none)")
+    train.add_argument("--interactions", action="store_true",
+                       help="with -B: also select products x_j*x_k of feature pairs (never all formed; the model "
+                            "file records the selected pairs)")
+    train.add_argument("--cv", dest="cv", type=int, default=None,
+                       help="choose C, the budget and the number of feature groups by K-fold cross-validation "
+                            "(StructSVMCV's defaults; -c or -B, if given, are kept instead of searched); the model "
+                            "file holds each class's refitted model")
+    train.set_defaults(func=_train)
+
+
+def _add_shard(sub):
+    """The ``shard`` command: SVMlight files to a shard directory."""
+    shard = sub.add_parser("shard", help="convert SVMlight file(s) to a shard directory for out-of-core training",
+                           description="Write SVMlight/LIBSVM file(s) as a directory of CSR row blocks that "
+                                       "train, predict and evaluate read one block at a time; each file is read "
+                                       "--shard-mb at a time, so files larger than memory convert.")
+    shard.add_argument("sources", metavar="SVMLIGHT_FILE", nargs="+")
+    shard.add_argument("out_dir", metavar="OUT_DIR", help="a new (or empty) directory")
+    shard.add_argument("--shard-mb", dest="shard_mb", type=float, default=256.0,
+                       help="MB of SVMlight text per shard (default 256)")
+    shard.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..1 (default 1)")
+    shard.set_defaults(func=_shard)
+
+
+def _add_predict(sub):
+    """The ``predict`` command: svm_perf_classify's."""
+    predict = sub.add_parser("predict", help="write decision values for an SVMlight file")
+    predict.add_argument("test_file", metavar="TEST_FILE")
+    predict.add_argument("model_file", metavar="MODEL_FILE")
+    predict.add_argument("out_file", metavar="OUT_FILE")
+    predict.add_argument("-v", dest="verbose", type=int, default=1,
+                         help="1 (default): also print the measures when the file's labels are the model's "
+                              "classes, as svm_perf_classify; 0: write the predictions only")
+    predict.set_defaults(func=_predict)
+
+
+def _add_evaluate(sub):
+    """The ``evaluate`` command: every measure of a model on a file."""
+    evaluate = sub.add_parser("evaluate", help="print every measure of a model on an SVMlight file")
+    evaluate.add_argument("test_file", metavar="TEST_FILE")
+    evaluate.add_argument("model_file", metavar="MODEL_FILE")
+    evaluate.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity (svm_perf_classify's -v; "
+                          "accepted)")
+    evaluate.add_argument("--p", dest="p", type=float, default=None,
+                          help="k for Prec@k/Rec@k as a fraction of positives")
+    evaluate.add_argument("--beta", dest="beta", type=float, default=0.1,
+                          help="largest false-positive rate of the partial ROC area (default 0.1)")
+    _operating_point_options(evaluate, "of the reported operating point")
+    evaluate.set_defaults(func=_evaluate)
+
+
+def _add_path(sub):
+    """The ``path`` command: the measure against the feature budget."""
+    path = sub.add_parser("path", help="sweep feature budgets: table and PNG of measure vs #features")
+    path.add_argument("train_file", metavar="TRAIN_FILE")
+    path.add_argument("--test", default=None, help="test file (default: a seeded 30%% split of TRAIN_FILE)")
+    path.add_argument("--budgets", type=int, nargs="+", default=[2, 5, 10, 20, 50])
+    path.add_argument("--measure", default="F1",
+                      choices=["F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "AP", "pAUC", "Error"])
+    path.add_argument("--plot", default="structfs-path.png", help="PNG to write ('' for none)")
+    _learning_options(path)
+    path.set_defaults(func=_path, budget=None)
+
+
 def build_parser():
     parser = _Parser(prog="structfs", description="Sparse linear classifiers optimising "
                                      "F1, Prec@k, PRBEP, ROC-AUC... under a feature budget.")
@@ -599,120 +732,8 @@ def build_parser():
     compile_ = sub.add_parser("compile", help="compile structfs's numba kernels now (once after installing, one to "
                                               "two minutes), so that the first fit starts warm")
     compile_.set_defaults(func=_compile)
-
-    def operating_point_options(p, whose):
-        p.add_argument("--recall", type=float, default=None,
-                       help=f"prec@rec: the least recall {whose}, in (0, 1] (default 0.9)")
-        p.add_argument("--precision", type=float, default=None,
-                       help=f"rec@prec: the least precision {whose}, in (0, 1] (default 0.9)")
-        p.add_argument("--fpr", type=float, default=None,
-                       help=f"tpr@fpr: the largest false-positive rate {whose}, in [0, 1] (default 0.01)")
-
-    def learning_options(p):
-        p.add_argument("-c", dest="C", type=float, default=None,
-                       help=f"trade-off C, as svm_perf_learn -c (default {_defaults.C:g})")
-        p.add_argument("-l", dest="loss", default="f1",
-                       help="loss: error, f1, fbeta, prec@k, rec@k, prbep, auc, ap, pauc, prec@rec, rec@prec, tpr@fpr, "
-                            "or SVMperf's code 1 (F1), "
-                            "2 (error rate), 3 (PRBEP), 4 (Prec@k), 5 (Rec@k), 10 (ROC area); or module:function, "
-                            "your fn(a, b, c, d) -> loss in percent of the contingency table (TP, FP, FN, TN), "
-                            "imported; default f1")
-        p.add_argument("--b", dest="bias", type=float, default=1.0,
-                       help="value of the bias feature (0: none; default 1)")
-        p.add_argument("--p", dest="p", type=float, default=None,
-                       help="k for Prec@k/Rec@k as a fraction of the positives (default 0.5 for Prec@k, 2 for Rec@k)")
-        p.add_argument("--beta", dest="beta", type=float, default=None,
-                       help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted "
-                            "(default 0.1)")
-        operating_point_options(p, "of the loss")
-        p.add_argument("-e", dest="tol", type=float, default=_defaults.TOL,
-                       help=f"tolerance as svm_perf_learn -e: slack precision in percent (default {_defaults.TOL:g})")
-        p.add_argument("--max-outer", dest="max_outer", type=int, default=_defaults.MAX_OUTER,
-                       help="with -B: at most this many feature groups, hence <= max_outer*B features (default "
-                            f"{_defaults.MAX_OUTER})")
-        p.add_argument("--max-features", dest="max_features", type=int, default=None,
-                       help="with -B: hard cap on the selected features (feature generation stops there)")
-        p.add_argument("--refit", dest="refit", type=float, default=None,
-                       help="with -B: re-solve without budget at this C on the selected features (debiasing)")
-        p.add_argument("--pos-label", dest="pos_label", type=float, default=None,
-                       help="two classes: the label whose F1, precision, recall... the loss measures (default: the "
-                            "larger label, e.g. +1); evaluate then reports that class's measures")
-        p.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..3 (default 1)")
-        p.add_argument("-y", dest="struct_verbose", type=int, default=None,
-                       help="svm_perf's verbosity of the structural learner: accepted; -v sets structfs's")
-        p.add_argument("-w", dest="algorithm", type=int, default=None, choices=range(10), metavar="{0..9}",
-                       help="svm_perf's choice among its optimisation algorithms: accepted and noted; structfs "
-                            "has one (stabilised 1-slack cutting planes, with feature generation under -B)")
-        p.add_argument("-p", dest="slack_norm", choices=["1"], default="1",
-                       help="svm_perf's L-norm of the slacks: 1 (the only one structfs solves)")
-        p.add_argument("-o", dest="rescaling", choices=["2"], default="2",
-                       help="svm_perf's rescaling: 2, margin rescaling (the only one structfs solves)")
-        p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
-
-    train = sub.add_parser("train", help="learn a model from an SVMlight file or a shard directory",
-                           description="Learn a linear model optimising the chosen measure; more than two "
-                                       "classes are handled one-vs-rest. TRAIN_FILE may be a shard directory "
-                                       "(structfs shard): it is read from disk one shard at a time (needs -B).")
-    train.add_argument("--multilabel", action="store_true",
-                       help="lines carry comma-separated labels (e.g. '2,5 1:0.3 7:1'): one joint model for all "
-                            "labels, -B the number of features they share")
-    train.add_argument("--average", choices=["micro", "macro"], default="micro",
-                       help="with --multilabel: the loss over all (example, label) decisions pooled (micro, "
-                            "default) or the mean of the labels' losses (macro)")
-    train.add_argument("train_file", metavar="TRAIN_FILE")
-    train.add_argument("model_file", metavar="MODEL_FILE")
-    learning_options(train)
-    train.add_argument("-B", dest="budget", type=int, default=None, help="feature budget B (default: none)")
-    train.add_argument("--interactions", action="store_true",
-                       help="with -B: also select products x_j*x_k of feature pairs (never all formed; the model "
-                            "file records the selected pairs)")
-    train.add_argument("--cv", dest="cv", type=int, default=None,
-                       help="choose C, the budget and the number of feature groups by K-fold cross-validation "
-                            "(StructSVMCV's defaults; -c or -B, if given, are kept instead of searched); the model "
-                            "file holds each class's refitted model")
-    train.set_defaults(func=_train)
-
-    shard = sub.add_parser("shard", help="convert SVMlight file(s) to a shard directory for out-of-core training",
-                           description="Write SVMlight/LIBSVM file(s) as a directory of CSR row blocks that "
-                                       "train, predict and evaluate read one block at a time; each file is read "
-                                       "--shard-mb at a time, so files larger than memory convert.")
-    shard.add_argument("sources", metavar="SVMLIGHT_FILE", nargs="+")
-    shard.add_argument("out_dir", metavar="OUT_DIR", help="a new (or empty) directory")
-    shard.add_argument("--shard-mb", dest="shard_mb", type=float, default=256.0,
-                       help="MB of SVMlight text per shard (default 256)")
-    shard.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity 0..1 (default 1)")
-    shard.set_defaults(func=_shard)
-
-    predict = sub.add_parser("predict", help="write decision values for an SVMlight file")
-    predict.add_argument("test_file", metavar="TEST_FILE")
-    predict.add_argument("model_file", metavar="MODEL_FILE")
-    predict.add_argument("out_file", metavar="OUT_FILE")
-    predict.add_argument("-v", dest="verbose", type=int, default=1,
-                         help="1 (default): also print the measures when the file's labels are the model's "
-                              "classes, as svm_perf_classify; 0: write the predictions only")
-    predict.set_defaults(func=_predict)
-
-    evaluate = sub.add_parser("evaluate", help="print every measure of a model on an SVMlight file")
-    evaluate.add_argument("test_file", metavar="TEST_FILE")
-    evaluate.add_argument("model_file", metavar="MODEL_FILE")
-    evaluate.add_argument("-v", dest="verbose", type=int, default=1, help="verbosity (svm_perf_classify's -v; "
-                          "accepted)")
-    evaluate.add_argument("--p", dest="p", type=float, default=None,
-                          help="k for Prec@k/Rec@k as a fraction of positives")
-    evaluate.add_argument("--beta", dest="beta", type=float, default=0.1,
-                          help="largest false-positive rate of the partial ROC area (default 0.1)")
-    operating_point_options(evaluate, "of the reported operating point")
-    evaluate.set_defaults(func=_evaluate)
-
-    path = sub.add_parser("path", help="sweep feature budgets: table and PNG of measure vs #features")
-    path.add_argument("train_file", metavar="TRAIN_FILE")
-    path.add_argument("--test", default=None, help="test file (default: a seeded 30%% split of TRAIN_FILE)")
-    path.add_argument("--budgets", type=int, nargs="+", default=[2, 5, 10, 20, 50])
-    path.add_argument("--measure", default="F1",
-                      choices=["F1", "PRBEP", "Prec@k", "Rec@k", "ROC-AUC", "AP", "pAUC", "Error"])
-    path.add_argument("--plot", default="structfs-path.png", help="PNG to write ('' for none)")
-    learning_options(path)
-    path.set_defaults(func=_path, budget=None)
+    for add in (_add_train, _add_shard, _add_predict, _add_evaluate, _add_path):
+        add(sub)
     return parser
 
 
