@@ -219,6 +219,28 @@ def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, to
     refused, never passed unchecked. ``timing``: also warn when the oracle grows faster than about
     n log n. Returns the number of cases checked.
     """
+    clone = _checkable_copy(loss)
+    if sizes is None:
+        sizes = CONTINGENCY_SIZES if loss.is_contingency else OUTPUT_SIZES
+    rng = np.random.default_rng(seed)
+    failures, checked = _oracle_problems(loss, clone, sizes, rng, tol)
+    if getattr(loss, "monotone", None) is True:
+        failures += _monotone_claim_problems(loss)
+    if checked == 0:
+        raise AssertionError(f"check_loss({loss!r}) checked no case: validate declined every label vector of sizes "
+                             f"{tuple(sizes)}, so nothing was verified.")
+    failures += _measure_problems(loss, rng)
+    if timing:
+        _timing_warning(loss, seed)
+    if failures:
+        more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
+        raise AssertionError(f"check_loss({loss!r}) failed in {len(failures)} case(s){more}:\n  "
+                             + "\n  ".join(failures[:5]))
+    return checked
+
+
+def _checkable_copy(loss):
+    """A pickled and unpickled copy of ``loss``; AssertionError when it cannot be enumerated or pickled."""
     if not loss.is_contingency and not hasattr(loss, "outputs"):
         raise AssertionError(f"check_loss cannot verify {loss!r}: it is not a contingency loss (is_contingency) "
                              "and has no outputs(y) listing every admissible (coef, delta), so its oracle cannot be "
@@ -227,15 +249,17 @@ def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, to
     if loss.is_contingency and not callable(getattr(loss, "delta", None)):
         raise AssertionError(f"{loss!r} says is_contingency but has no delta(y, y_bar): a contingency loss needs "
                              "it (or derive from ContingencyLoss, which also takes feasible(a, b, P, N)).")
-    if sizes is None:
-        sizes = CONTINGENCY_SIZES if loss.is_contingency else OUTPUT_SIZES
     try:
-        clone = pickle.loads(pickle.dumps(loss))
+        return pickle.loads(pickle.dumps(loss))
     except Exception as exc:               # noqa: BLE001 - any pickling failure is the finding
         raise AssertionError(f"{loss!r} does not pickle ({type(exc).__name__}: {exc}); models hold their loss "
                              "and joblib ships it to workers: avoid lambdas and local functions in attributes."
                              ) from None
-    rng = np.random.default_rng(seed)
+
+
+def _oracle_problems(loss, clone, sizes, rng, tol):
+    """The oracle (and ``jit_oracle``, and the unpickled copy) against enumeration on every case: (the
+    failures, the number of cases checked)."""
     failures, checked = [], 0
     for n in sizes:
         for y in _labels(rng, n):
@@ -268,15 +292,14 @@ def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, to
                     if not (np.allclose(a[0], b[0], rtol=tol, atol=tol) and np.isclose(a[1], b[1], rtol=tol, atol=tol)):
                         failures.append(f"n={n}, y={y.tolist()}, s={np.round(s, 6).tolist()}: jit_oracle answers "
                                         f"delta {float(b[1])!r} where oracle answers {float(a[1])!r}")
-    if getattr(loss, "monotone", None) is True:
-        failures += _monotone_claim_problems(loss)
-    if checked == 0:
-        raise AssertionError(f"check_loss({loss!r}) checked no case: validate declined every label vector of sizes "
-                             f"{tuple(sizes)}, so nothing was verified.")
-    # the measure on more examples than the oracle (it is cheap): with few, a measure can be saturated
-    # for any scores (Rec@k with k = 2P >= n)
+    return failures, checked
+
+
+def _measure_problems(loss, rng):
+    """The measure ``_score`` on perfect, reversed and shuffled scores, on more examples than the oracle
+    (it is cheap): with few, a measure can be saturated for any scores (Rec@k with k = 2P >= n)."""
+    failures, saturated = [], []
     sizes_of_score = (12, 40, 200)
-    saturated = []
     for n in sizes_of_score:
         try:
             messages, saturation = _score_problems(loss, rng, n)
@@ -287,10 +310,4 @@ def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, to
             saturated.append(f"n={n}: {saturation}")
     if len(saturated) == len(sizes_of_score):
         failures += saturated
-    if timing:
-        _timing_warning(loss, seed)
-    if failures:
-        more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
-        raise AssertionError(f"check_loss({loss!r}) failed in {len(failures)} case(s){more}:\n  "
-                             + "\n  ".join(failures[:5]))
-    return checked
+    return failures
