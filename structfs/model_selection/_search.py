@@ -718,18 +718,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         candidate's out-of-fold scores the model gets, as its own loss's when that is one;
         ``sample_weight``, ``qid``: the rows' checked weights or query ids, or None)."""
         w = sample_weight
-        best = best_candidate(table)
-        self.cv_results_ = cv_results(table)
-        uncertified = ~self.cv_results_["certified"]
-        if uncertified.any():          # one warning for the search, not one per fold fit
-            Cs = ", ".join(f"{C:.4g}" for C in np.unique(self.cv_results_["param_C"][uncertified]))
-            warnings.warn(f"{int(uncertified.sum())} of {uncertified.size} candidates were scored on fold fits that "
-                          f"ran out of max_iter={self.max_iter} cutting planes without their certificate (C = {Cs}); "
-                          "their validation scores are approximate. Raise max_iter (or tol), or leave those C out "
-                          "of Cs.", ConvergenceWarning, stacklevel=6)
-        self.best_index_ = best
-        self.best_score_ = float(np.mean(table["scores"][best]))
-        self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
+        best = self._set_results(table)
         max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
         refit = self.C_ if self.debias and self.budget_ is not None else None
         # the refit's solver log only from verbose 2: at 1 the bar and the one-line summary say enough
@@ -748,35 +737,68 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if threshold_loss is not None:
             cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
         elif "decisions" in table and point is not None:
-            # an operating point: the cut on the training scores is optimistic (text is separable there:
-            # asked for recall 0.9, R8 topics got 0.50 on test); the out-of-fold cut is not, and the
-            # folds' models share the refitted one's scale (same C and loss)
-            rows = np.concatenate(table["test_rows"])
-            cut = best_threshold(on_rows(point, None if w is None else w[rows]), y_pm[rows],
-                                 np.concatenate(table["decisions"][best]))
-            self.threshold_ = cut
-            if loss.ranks_only:                  # fitted without the bias feature: its intercept was a cut
-                self.estimator_.intercept_ = np.array([-sign * cut])
-            else:                                # the folds' decisions hold their learned intercepts too
-                self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
+            self._cut_at_operating_point(table, best, point, y_pm, sign, w)
         elif "decisions" in table and self.estimator_.selected_features_.size:
-            # the cut of the loss's measure on the chosen candidate's out-of-fold decision values
-            rows = np.concatenate(table["test_rows"])
-            decisions = np.concatenate(table["decisions"][best])
-            if "cuts" in table:
-                cut = table["cuts"][best]
-            else:
-                cut = best_threshold(on_rows(loss, None if w is None else w[rows]), y_pm[rows], decisions)
-            # The folds' models are not the refitted one: their cut is carried to it by rank (the same
-            # fraction predicted positive, see same_rate_cut), and a cut that rescued degenerate fold models
-            # can wreck a refitted model whose own cut is good (R8 "grain": a shift of 11 cost 4 F1), so it is
-            # kept only where the refitted model's own training scores agree that it is no worse there.
-            own = sign * self.estimator_.decision_function(X)
-            if cut != 0.0:
-                cut = same_rate_cut(decisions, cut, own, None if w is None else w[rows], w)
-            if cut != 0.0 and on_rows(loss, w).score(y_pm, own - cut) >= on_rows(loss, w).score(y_pm, own):
-                self.threshold_ = cut
-                self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
+            self._cut_by_measure(table, best, loss, X, y_pm, sign, w)
+        self._copy_fitted()
+        if self.verbose:
+            self._report_choice(table, best)
+        return self
+
+    def _set_results(self, table):
+        """``cv_results_``, ``best_index_``, ``best_score_`` and the chosen C_, budget_, n_groups_ from a
+        search table (one warning if some of its fold fits ran out of cutting planes); returns the index."""
+        best = best_candidate(table)
+        self.cv_results_ = cv_results(table)
+        uncertified = ~self.cv_results_["certified"]
+        if uncertified.any():          # one warning for the search, not one per fold fit
+            Cs = ", ".join(f"{C:.4g}" for C in np.unique(self.cv_results_["param_C"][uncertified]))
+            warnings.warn(f"{int(uncertified.sum())} of {uncertified.size} candidates were scored on fold fits that "
+                          f"ran out of max_iter={self.max_iter} cutting planes without their certificate (C = {Cs}); "
+                          "their validation scores are approximate. Raise max_iter (or tol), or leave those C out "
+                          "of Cs.", ConvergenceWarning, stacklevel=7)
+        self.best_index_ = best
+        self.best_score_ = float(np.mean(table["scores"][best]))
+        self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
+        return best
+
+    def _cut_at_operating_point(self, table, best, point, y_pm, sign, w):
+        """The refitted model cut where ``point`` is best on the candidate's out-of-fold scores.
+
+        The cut on the training scores is optimistic (text is separable there: asked for recall 0.9, R8
+        topics got 0.50 on test); the out-of-fold cut is not, and the folds' models share the refitted
+        one's scale (same C and loss)."""
+        rows = np.concatenate(table["test_rows"])
+        cut = best_threshold(on_rows(point, None if w is None else w[rows]), y_pm[rows],
+                             np.concatenate(table["decisions"][best]))
+        self.threshold_ = cut
+        if self._resolve()[0].ranks_only:      # fitted without the bias feature: its intercept was a cut
+            self.estimator_.intercept_ = np.array([-sign * cut])
+        else:                                  # the folds' decisions hold their learned intercepts too
+            self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
+
+    def _cut_by_measure(self, table, best, loss, X, y_pm, sign, w):
+        """The refitted model cut where the loss's measure is best on the chosen candidate's out-of-fold
+        decision values, carried to it by rank, where its own training scores agree."""
+        rows = np.concatenate(table["test_rows"])
+        decisions = np.concatenate(table["decisions"][best])
+        if "cuts" in table:
+            cut = table["cuts"][best]
+        else:
+            cut = best_threshold(on_rows(loss, None if w is None else w[rows]), y_pm[rows], decisions)
+        # The folds' models are not the refitted one: their cut is carried to it by rank (the same
+        # fraction predicted positive, see same_rate_cut), and a cut that rescued degenerate fold models
+        # can wreck a refitted model whose own cut is good (R8 "grain": a shift of 11 cost 4 F1), so it is
+        # kept only where the refitted model's own training scores agree that it is no worse there.
+        own = sign * self.estimator_.decision_function(X)
+        if cut != 0.0:
+            cut = same_rate_cut(decisions, cut, own, None if w is None else w[rows], w)
+        if cut != 0.0 and on_rows(loss, w).score(y_pm, own - cut) >= on_rows(loss, w).score(y_pm, own):
+            self.threshold_ = cut
+            self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
+
+    def _copy_fitted(self):
+        """The refitted model's fitted attributes on the search, as a fitted StructSVM's."""
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
             setattr(self, name, getattr(self.estimator_, name))
@@ -787,18 +809,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 delattr(self, name)
         if self.groups is not None:
             self.selected_groups_ = np.unique(np.asarray(self.groups)[self.selected_features_])
-        if self.verbose:
-            import sys
 
-            groups = "" if self.n_groups_ is None else f", {self.n_groups_} group(s)"
-            best_score_pick = int(self.cv_results_["rank_test_score"].argmin())
-            rule = ("the best cross-validated score" if best == best_score_pick else
-                    f"the one-standard-error rule: the smallest C of the unbudgeted candidates within one SE "
-                    f"of the best score (C = {self.cv_results_['param_C'][best_score_pick]:.4g})")
-            print(f"[structfs] StructSVMCV chose C = {self.C_:.4g}, budget = {self.budget_}{groups} by {rule} "
-                  f"(cross-validated score {self.best_score_:.4f} of {len(table['C'])} candidates); the refitted "
-                  f"model uses {len(self.selected_features_)} features", file=sys.stderr)
-        return self
+    def _report_choice(self, table, best):
+        """The ``verbose`` summary: what was chosen, by which rule."""
+        import sys
+
+        groups = "" if self.n_groups_ is None else f", {self.n_groups_} group(s)"
+        best_score_pick = int(self.cv_results_["rank_test_score"].argmin())
+        rule = ("the best cross-validated score" if best == best_score_pick else
+                f"the one-standard-error rule: the smallest C of the unbudgeted candidates within one SE "
+                f"of the best score (C = {self.cv_results_['param_C'][best_score_pick]:.4g})")
+        print(f"[structfs] StructSVMCV chose C = {self.C_:.4g}, budget = {self.budget_}{groups} by {rule} "
+              f"(cross-validated score {self.best_score_:.4f} of {len(table['C'])} candidates); the refitted "
+              f"model uses {len(self.selected_features_)} features", file=sys.stderr)
 
 
 def _chosen_score(table):
