@@ -321,6 +321,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
+    # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
     def __init__(self, loss: str | Loss = "f1", C: float = _defaults.C, budget: int | None = None,
                  groups: ArrayLike | None = None, interactions: bool = False, bias: float = _defaults.BIAS,
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
@@ -583,6 +584,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
     }
 
+    # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
     def __init__(self, estimator: BaseEstimator | None = None, loss=None, C=None, budget=None, bias=None,
                  loss_params=None, tol=None, outer_tol=None, max_iter=None, max_outer=None, max_features=None,
                  refit=None, master_solver=None, verbose=None, n_jobs: int | None = None):

@@ -247,6 +247,7 @@ class MultiLabelStructSVM(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
     ((200, 4), True)
     """
 
+    # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
     def __init__(self, loss="f1", average="micro", C=_defaults.C, budget=None, bias=_defaults.BIAS, loss_params=None,
                  tol=_defaults.TOL, max_iter=_defaults.MAX_ITER, max_outer=_defaults.MAX_OUTER):
         self.loss = loss
@@ -311,6 +312,7 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
+    # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
     def __init__(self, loss="f1", average="micro", max_features=None, Cs=None, cv=3, bias=_defaults.BIAS,
                  loss_params=None, n_jobs=None, verbose=0):
         self.loss = loss

@@ -151,6 +151,7 @@ def check_monotone(table_rows, P, N, block_cells=1 << 22):
     return True, steps
 
 
+# Over 8 parameters: a compiled kernel takes its buffers as arrays (numba caches no objects).
 @njit(cache=True)
 def _expand(nodes, m, A, G, best, children, query, drop, rise, block):
     """One level of the branch and bound, in place.

@@ -18,6 +18,7 @@ from ..metrics import resolve_k, top_k_hits
 from .base import ContingencyLoss, SortedClasses, require_positive
 
 
+# Over 8 parameters: a compiled kernel takes the sorted scores and their prefix sums as arrays.
 @njit(cache=True)
 def best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n, a_least):
     """(a, b, H) maximising H over t = a + b in [t_lo, t_hi] and a >= ``a_least``; Delta = 100 (1 - a/t)

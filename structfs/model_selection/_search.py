@@ -298,6 +298,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         "n_jobs": [numbers.Integral, None],
     }
 
+    # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
     def __init__(self, loss: str | Loss = "f1", Cs: Iterable[float] | None = None, scale_C: bool = True,
                  budgets: Iterable[int | None] | None = None, cv: int | Any = 3,
                  scoring: str | Callable | None = None, max_features: int | None = None,
@@ -389,6 +390,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                  "lower cv or pass a splitter.")
         return list(check_cv(self.cv, y, classifier=True).split(np.zeros((len(y), 1)), y))
 
+    # Over 8 parameters: beside the data and the folds, the rows' weights and query ids, and the data source's
+    # per-fold columns and cut (MILES's embedding), keywords all.
     def search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None, sample_weight=None,
                qid=None):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
@@ -539,6 +542,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return delayed(_as_list)(fold_path, X, y, fold_tasks[f], C, B,
                                  replace(scoring, solver=replace(scoring.solver, max_outer=max_outer)))
 
+    # Over 8 parameters: a rung's job with the state it continues (live paths, shared fold data) as a worker
+    # process receives it, without the estimator.
     @staticmethod
     def _resumed(live, shared, X, y, fold_tasks, tasks, job, scoring, max_outer):
         """The outputs of ``job`` (as :meth:`_job`'s) in this process, continuing a budgeted path kept in

@@ -271,6 +271,9 @@ def loop_is_cached():
         return False
 
 
+# Over 80 lines and 8 parameters: the whole inner iteration as one compiled call with its buffers allocated
+# once (numba caches no objects, so the working set travels as arrays), which is what makes it pay on small
+# problems; its steps are the Python loop's, in cutting_plane.py, named by the comments inside.
 def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, budget, by_values,
           coef_buf, K, delta, age, coef_sum, abar, positions, lengths, values, grams, mu, group_age, interrupt):
     n, T = y.shape[0], lengths.shape[0]

@@ -126,6 +126,7 @@ def next_trial(lo, f_lo, g_lo, hi, f_hi, g_hi):
     return min(max(t, lo + 0.05 * width), hi - 0.05 * width)
 
 
+# Over 8 parameters: a bracket is two ends of three numbers each, passed as scalars to stay allocation-free.
 @njit(cache=True)
 def narrowed(t, f, g, lo, f_lo, g_lo, hi, f_hi, g_hi):
     """The bracket (lo, f_lo, g_lo, hi, f_hi, g_hi) after a trial at t with F(t) = f, F'(t) = g: t

@@ -393,6 +393,7 @@ class SolverPath:
         return result
 
 
+# Over 8 parameters: the functional form of one fit, the problem's settings as keywords.
 def solve(X, y, loss, C, *, budget=None, groups=None, bias=_defaults.BIAS, refit=None, interactions=False,
           **settings):
     """One fit with the package's default settings (``settings`` override them; see :class:`Solver`),

@@ -220,6 +220,7 @@ def _sift_down(heap_sq, heap_key, heap_val, size, at):
         at = low
 
 
+# Over 8 parameters: the CSC and CSR arrays of X as a compiled kernel takes them (numba caches no objects).
 @njit(cache=True)
 def _top_pair_scores(col_ptr, col_rows, col_pos, row_ptr, row_cols, row_vals, v, k, m):
     """The ``k`` pairs j < l with the largest |sum_i v_i x_ij x_il| (keys j * m + l, scores), in no

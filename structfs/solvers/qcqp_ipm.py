@@ -112,6 +112,8 @@ def plane_weights(x):
     return abar
 
 
+# Over 80 lines: one interior-point iteration in buffers allocated once, with loops rather than calls;
+# the residuals, the Newton matrix, the predictor-corrector direction and the step are its marked parts.
 @njit(cache=True)
 def ipm_master(Gs, delta, C, gap_tol, max_iter):
     """Solve the scaled master; returns (x, mu, iterations, converged), x NaN where the Newton matrix
