@@ -77,8 +77,9 @@ def linear_attributes(w):
     return w[None, :], np.flatnonzero(w)
 
 
-# The start of the warning a fit ending with no feature raises (model selection filters it by this text).
-NO_FEATURES = "The fitted model has no features"
+class NoFeaturesWarning(UserWarning):
+    """A fit ended with no feature: every example gets the same score (model selection, which falls back
+    to another loss then, filters this category)."""
 
 
 def positive_class(classes, pos_label):
@@ -489,13 +490,13 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             # bound that always holds, 0 (the objective is a sum of squares and C times a slack).
             self.lower_bound_, self.gap_ = 0.0, self.objective_
         if self.selected_features_.shape[0] == 0 and not getattr(self, "interaction_coef_", np.zeros(0)).size:
-            warnings.warn(f"{NO_FEATURES}: on these data the {self.loss_.name!r} loss's structural "
+            warnings.warn(f"The fitted model has no features: on these data the {self.loss_.name!r} loss's structural "
                           f"SVM at C={C:.4g} has its optimum at w = 0 (objective {self.objective_:.6g}, lower bound "
                           f"{self.lower_bound_:.6g}), so every example gets the same score and the same class. "
                           "On noisy, imbalanced data every w may leave some labeling (for the F-measures: one "
                           "without true positives) at the slack of w = 0, whatever C; the ranking loss "
                           "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
-                          UserWarning, stacklevel=5)
+                          NoFeaturesWarning, stacklevel=5)
 
     def _solver(self):
         """The solver with this estimator's settings (validated)."""
@@ -609,7 +610,9 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         params = self.get_params(deep=False)
         return {k: v for k, v in params.items() if k not in ("estimator", "n_jobs") and v is not None}
 
-    def _binary(self):
+    def binary_estimator(self):
+        """An unfitted copy of the binary estimator each class is fitted with: ``estimator``, or a StructSVM of
+        the (deprecated) parameters set here."""
         mirrored = self._mirrored()
         if self.estimator is None:
             return StructSVM(**mirrored)
@@ -622,7 +625,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
     def _resolve(self):
         """The binary estimator, its parameters checked."""
-        return check_parameters(self._binary())
+        return check_parameters(self.binary_estimator())
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)      # the binary estimator's parameters are checked too
@@ -635,10 +638,11 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32])
         fit_params = {name: value for name, value in (("sample_weight", sample_weight), ("qid", qid))
                       if value is not None}
-        accepted = inspect.signature(self._binary().fit).parameters
+        accepted = inspect.signature(self.binary_estimator().fit).parameters
         for name in fit_params:
             if name not in accepted:
-                raise ValueError(f"{name} cannot be used: {type(self._binary()).__name__}.fit takes no {name}.")
+                raise ValueError(f"{name} cannot be used: {type(self.binary_estimator()).__name__}.fit takes no "
+                                 f"{name}.")
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
@@ -662,7 +666,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         targets = [y] if self.classes_.shape[0] == 2 else [(y == c).astype(int) for c in self.classes_]
         with interrupts_allowed(self.n_jobs not in (None, 1)):       # waiting for workers: Ctrl-C raises at once
             self.estimators_ = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_one)(self._binary(), X, t, fit_params)
+                delayed(_fit_one)(self.binary_estimator(), X, t, fit_params)
                 for t in progress_bar(targets, self.verbose, "classes"))
         if all(hasattr(est, "n_iter_") for est in self.estimators_):
             self.n_iter_ = np.array([est.n_iter_ for est in self.estimators_])     # cutting planes, per class

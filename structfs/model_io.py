@@ -243,7 +243,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
         if not (np.isfinite(_nonzero_weights(b)[1]).all() and np.isfinite(b.intercept_).all()
                 and np.isfinite(pair_values).all()):
             raise ValueError("save_model refuses a model with non-finite weights.")
-    shared = _params_record(estimator._binary()) if isinstance(estimator, OneVsRestStructSVM) else None
+    shared = _params_record(estimator.binary_estimator()) if isinstance(estimator, OneVsRestStructSVM) else None
     models = [_binary_record(b, shared) for b in binaries]
     version = FORMAT_VERSION_PER_MODEL if any("params" in m for m in models) else FORMAT_VERSION
     doc = {
@@ -515,7 +515,7 @@ def _binary_of(ovr, record, i, version):
     """The unfitted binary model of a one-vs-rest file's model ``i``: from its own parameters (format 3)
     or from the shared ones."""
     if "params" not in record:
-        return ovr._binary()
+        return ovr.binary_estimator()
     if version < FORMAT_VERSION_PER_MODEL:
         raise ModelFileError(f"field models[{i}].params: per-model parameters need format version "
                              f"{FORMAT_VERSION_PER_MODEL}, the file says {version}")

@@ -349,7 +349,7 @@ def test_warnings_point_at_the_callers_line():
         StructSVM(C=1e-9).fit(X, y)                                       # the zero model
         OneVsRestStructSVM(C=10.0).fit(X, y)                               # deprecated form
     kinds = {type(w.message).__name__: w.filename for w in caught}
-    assert {"ConvergenceWarning", "UserWarning", "FutureWarning"} <= set(kinds)
+    assert {"ConvergenceWarning", "NoFeaturesWarning", "FutureWarning"} <= set(kinds)
     assert all(filename == __file__ for filename in kinds.values()), kinds
 
 

@@ -28,8 +28,8 @@ from .. import _defaults
 from .._interrupt import check_interrupt, interruptible
 from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
 from ..estimators import (
-    NO_FEATURES,
     LinearBinaryMixin,
+    NoFeaturesWarning,
     StructSVM,
     check_groups,
     check_query_ids,
@@ -662,7 +662,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if np.any(table["n_features"]):
             with warnings.catch_warnings():
                 if can_fall_back:                 # a featureless model falls back below rather than warn
-                    warnings.filterwarnings("ignore", message=NO_FEATURES, category=UserWarning)
+                    warnings.simplefilter("ignore", NoFeaturesWarning)
                 self.refit_best(refit_data(table), y, table, sample_weight=sample_weight, qid=qid)
             if self.selected_features_.size > 0 or not can_fall_back:
                 return self
