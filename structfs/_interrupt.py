@@ -30,7 +30,7 @@ def _record(signum, frame):
     PENDING[0] = 1
 
 
-def check_interrupt():
+def check_interrupt() -> None:
     """Raise KeyboardInterrupt if Ctrl-C arrived during the fit (a no-op outside one)."""
     if PENDING[0]:
         PENDING[0] = 0

@@ -7,11 +7,15 @@ compiled without a cache: every process compiles it again, but everything works.
 """
 import sys
 import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numba
 import numpy as np
 from numba.core import event
 from numba.core.registry import CPUDispatcher
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 # What the first compilation costs on two cores (``structfs compile`` on an empty cache: 90 s), said in the
 # notice so that a user waits knowingly.
@@ -45,7 +49,7 @@ class _CompileNotice(event.Listener):
 event.register("numba:compile", _CompileNotice())
 
 
-_UNREADABLE = set()      # the cache files already reported: reading and then rewriting one must warn once
+_UNREADABLE: set[str] = set()      # the cache files already reported: reading and then rewriting one must warn once
 
 
 def _unreadable_cache(path, exc):
@@ -85,10 +89,10 @@ def _tolerate_a_corrupt_cache(dispatcher):
     return dispatcher
 
 
-def njit(*signature, **options):
+def njit(*signature: Any, **options: Any) -> Callable[[_F], _F]:
     """``numba.njit(*signature, **options)``, falling back to no cache where numba finds no place for one,
     and compiling where its cache file cannot be read."""
-    def decorate(function):
+    def decorate(function: _F) -> _F:
         try:
             return _tolerate_a_corrupt_cache(numba.njit(*signature, **options)(function))
         except RuntimeError:

@@ -5,11 +5,16 @@ message naming it instead of producing a silently wrong loss or a numba error de
 """
 import functools
 import numbers
+from typing import Any, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._interrupt import deferred_interrupts
+
+# What estimators take as X: an array-like, any scipy.sparse matrix, a shard directory's matrix or row
+# blocks on a cluster. The checks at run time say which; no static type names that union usefully.
+MatrixLike: TypeAlias = Any
 
 # The largest magnitude accepted in features and stored weights: squares and sums of squares of values
 # up to 1e100 stay far from float64's overflow (1.8e308), whatever n; beyond ~1e154 a square is inf and
@@ -17,7 +22,7 @@ from ._interrupt import deferred_interrupts
 MAX_ABS_VALUE = 1e100
 
 
-def check_pm1(y, name="y"):
+def check_pm1(y: Any, name: str = "y") -> np.ndarray:
     """Return ``y`` as a float64 vector of -1/+1 labels, or raise ValueError naming ``name``."""
     y = np.asarray(y)
     if y.ndim != 1:
@@ -35,7 +40,7 @@ def check_pm1(y, name="y"):
     return y.astype(np.float64, copy=False)
 
 
-def check_binary_labels(y, name="y"):
+def check_binary_labels(y: Any, name: str = "y") -> np.ndarray:
     """Labels for a measure: {-1,+1}, {0,1} or bool, returned as -1/+1 float64."""
     y = np.asarray(y)
     if y.ndim == 1 and y.dtype.kind in "biuf" and y.size:
@@ -45,7 +50,7 @@ def check_binary_labels(y, name="y"):
     return check_pm1(y, name)
 
 
-def check_scores(s, n, name="s"):
+def check_scores(s: Any, n: int, name: str = "s") -> np.ndarray:
     """Return finite float64 scores of length ``n``."""
     s = np.asarray(s)
     if s.ndim != 1:

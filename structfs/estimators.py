@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from . import _defaults
 from ._interrupt import interrupts_allowed
-from ._validation import MAX_ABS_VALUE, check_magnitude, is_dask_array, keeps_state_on_failure
+from ._validation import MAX_ABS_VALUE, MatrixLike, check_magnitude, is_dask_array, keeps_state_on_failure
 from .losses import Loss, get_loss, on_rows
 from .losses.weighted import check_frequency_weights
 from .solvers import Solver, penalty_for
@@ -96,13 +96,19 @@ class LinearBinaryMixin:
     """``decision_function``/``predict`` of a fitted binary linear model (``coef_``, ``intercept_``,
     ``classes_``) and its scikit-learn tags: shared by StructSVM and StructSVMCV."""
 
+    coef_: Any
+    intercept_: np.ndarray
+    classes_: np.ndarray
+    n_features_in_: int
+    interaction_coef_: np.ndarray
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = True
         return tags
 
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """Decision values ``X @ coef_[0] + intercept_[0]`` (n_samples,); X dense, scipy.sparse, a
         shard directory's matrix or row blocks on a cluster."""
         check_is_fitted(self)
@@ -135,7 +141,7 @@ class LinearBinaryMixin:
             self.coef_ = sp.csr_matrix(self.coef_)
         return self
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """``classes_[1]`` where the decision value is > 0, else ``classes_[0]``.
 
         The contingency losses ("f1", "fbeta", "error", ...) learn this threshold: their optimum is
@@ -167,7 +173,7 @@ class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         model.n_features_in_ = model.coef_.shape[1]
         return model
 
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """As StructSVM's. The validation parts a search scores every path point on are in-memory float
         matrices of the right width, checked once by the search: they skip scikit-learn's input
         validation (about 1 ms a call, more than scoring a small fold)."""
@@ -177,7 +183,7 @@ class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
         return super().decision_function(X)
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
+    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
         raise TypeError("LinearModel holds given weights (LinearModel.from_weights) and is not fitted; use "
                         "StructSVM to learn them.")
 
@@ -367,7 +373,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
             qid: ArrayLike | None = None) -> Self:
         """Fit on X (n_samples, n_features), dense or any scipy.sparse format, or a
         :class:`structfs.shards.ShardedMatrix` on disk, a :class:`structfs.cluster.DaskRowBlocks` or a dask
@@ -518,7 +524,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return y
 
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
               qid: ArrayLike | None = None) -> float:
         """The loss's own measure of this model on X, y, on scikit-learn's 0-1 scale, for the class
         ``pos_label``: F1 of the predictions for ``loss="f1"``, the ROC area of ``decision_function`` for
@@ -629,7 +635,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=False)      # the binary estimator's parameters are checked too
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
             qid: ArrayLike | None = None) -> Self:
         """Fit one clone of ``estimator`` per class (one for two classes) on X, y; returns self.
         ``sample_weight`` and ``qid`` are passed to each clone's ``fit``."""
@@ -677,21 +683,21 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def decision_function(self, X: ArrayLike) -> np.ndarray:
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """Decision values: (n_samples,) for two classes, else (n_samples, n_classes), a column per class."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=True, dtype=[np.float64, np.float32], reset=False)
         scores = np.column_stack([est.decision_function(X) for est in self.estimators_])
         return scores[:, 0] if self.classes_.shape[0] == 2 else scores
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """The class of the largest decision value (two classes: the sign of the single one)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
               qid: ArrayLike | None = None) -> float:
         """The binary estimators' own measure on scikit-learn's 0-1 scale, averaged over the classes: each
         class's estimator ``score`` of its decisions, that class against the rest (for ``loss="f1"``,

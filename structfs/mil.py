@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, _fit_context, clone
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 _BLOCK = 1 << 23     # distance-matrix entries per block (64 MB of float64)
 
 
-def check_bags(bags, n_features=None, name="bags"):
+def check_bags(bags: Any, n_features: int | None = None, name: str = "bags") -> list[np.ndarray]:
     """A list of 2-D finite float arrays with the same number of columns; ValueError otherwise."""
     if isinstance(bags, np.ndarray) and bags.dtype != object:
         raise ValueError(f"{name} must be a list of 2-D arrays (instances x features), one per bag; "

@@ -25,6 +25,7 @@ Three pieces serve :class:`structfs.losses.ContingencyLoss`:
 """
 import types
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def _scalar_numpy():
 
 
 # fn -> its compilation (or None): copies of a loss (clones in a search, unpickled in workers) share it
-_COMPILED = weakref.WeakKeyDictionary()
+_COMPILED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def compile_table_function(fn):

@@ -13,6 +13,9 @@ and on the b highest-scoring negatives, so with the classes sorted by score
 and the oracle is a search over the (P+1) x (N+1) grid. The built-ins override the search with
 O(n log n) structure-specific ones; the grid stays available as ``_grid_oracle`` for testing.
 """
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._jit import njit
@@ -61,7 +64,8 @@ class Loss:
     # loss is fitted without the bias feature, as a ranking, and the estimator cuts the scores at the
     # best admissible operating point of its training data (``best_cut``).
     ranks_only = False
-    jit_oracle = None           # optional: a numba-compiled oracle (y, s, jit_params) -> (coef, delta)
+    # optional: a numba-compiled oracle (y, s, jit_params) -> (coef, delta)
+    jit_oracle: Callable[..., Any] | None = None
 
     @property
     def jit_params(self):

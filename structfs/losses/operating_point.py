@@ -32,6 +32,8 @@ With the classes sorted by decreasing score, H(a, b) = Delta(a, b) + (100/n) (cu
   [max(ceil(r P), t - N), min(P, t)] never decreases with t, so svm_perf's Prec@k pointer walk
   (:func:`structfs.losses.ranking.best_table`) with a lower bound on a is exact. O(n log n).
 """
+from collections.abc import Callable
+
 import numpy as np
 
 from ..metrics import (
@@ -55,7 +57,7 @@ class _OperatingPointLoss(ContingencyLoss):
 
     ranks_only = True
     constraint = ""            # the name of the constraint's parameter (and attribute)
-    measure = None             # the metric of structfs.metrics that reads the operating point
+    measure: Callable[..., float] | None = None     # the metric of structfs.metrics that reads the point
 
     def __init__(self):
         super().__init__(self._table_delta, self._table_feasible)

@@ -82,7 +82,7 @@ class _CountRestrictedLoss(ContingencyLoss):
 
 
 class _AtKLoss(_CountRestrictedLoss):
-    default_frac = None
+    default_frac: float | None = None
     k_above_n = False          # may k exceed the number of examples (Rec@k: then every labeling is admitted)
 
     def __init__(self, k=None, k_frac=None):

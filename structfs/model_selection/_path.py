@@ -36,12 +36,12 @@ class Fold:
 
     train: np.ndarray
     test: np.ndarray
-    columns: np.ndarray = None
+    columns: np.ndarray | None = None
     bias: float = 1.0
-    train_weight: np.ndarray = None
-    test_weight: np.ndarray = None
-    train_qid: np.ndarray = None
-    test_qid: np.ndarray = None
+    train_weight: np.ndarray | None = None
+    test_weight: np.ndarray | None = None
+    train_qid: np.ndarray | None = None
+    test_qid: np.ndarray | None = None
 
 
 def score_on(scorer, model, X, y, sample_weight=None, qid=None):
@@ -73,7 +73,7 @@ class PathScoring:
     scorer: object
     solver: Solver
     debias: bool = True
-    n_iter_no_change: int = None
+    n_iter_no_change: int | None = None
     threshold_loss: object = None
     cut_X: object = None
     groups: object = None        # every feature's group label: budgets count groups (StructSVM's groups)

@@ -26,7 +26,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _defaults
 from .._interrupt import check_interrupt, interruptible
-from .._validation import check_magnitude, check_positive_float, keeps_state_on_failure
+from .._validation import MatrixLike, check_magnitude, check_positive_float, keeps_state_on_failure
 from ..estimators import (
     LinearBinaryMixin,
     NoFeaturesWarning,
@@ -590,7 +590,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
             qid: ArrayLike | None = None) -> Self:
         """Cross-validate the grid, then fit the best candidate on all of X, y. ``sample_weight``: example
         i counts as that many copies of itself in every fold fit, validation score, cut and the refit
@@ -702,7 +702,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             return surrogate.refit_best(refit_data(other), y, other, operating_point=loss, sample_weight=sample_weight)
         return self.refit_best(refit_data(own), y, own, sample_weight=sample_weight)
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
               qid: ArrayLike | None = None) -> float:
         """The search's measure (``scoring``; default: the loss's own, e.g. F1 for "f1") of the refitted
         model on X, y, on scikit-learn's 0-1 scale -- as ``LogisticRegressionCV.score`` uses its
@@ -712,8 +712,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         check_is_fitted(self)
         scorer = check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})), self.pos_label)
-        weights = check_sample_weight(sample_weight, len(y), self.loss_)
-        return score_on(scorer, self, X, y, weights, check_query_ids(qid, len(y), self.loss_, weights))
+        n = np.shape(y)[0]
+        weights = check_sample_weight(sample_weight, n, self.loss_)
+        return score_on(scorer, self, X, y, weights, check_query_ids(qid, n, self.loss_, weights))
 
     def refit_best(self, X, y, table, threshold_loss=None, cut_X=None, operating_point=None, sample_weight=None,
                    qid=None):

@@ -15,8 +15,11 @@ the stall rule), so both give the same models up to the order of floating-point 
 (no factorisation, a non-finite answer, or its iterations spent) the loop hands the working set back
 at the start of the iteration and the Python loop continues, solving that master with ECOS.
 """
+from __future__ import annotations
+
 import functools
 import os
+from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
@@ -34,6 +37,12 @@ from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import feasible_start, simplex_point, simplex_qp
 
+if TYPE_CHECKING:
+    from .cutting_plane import InnerSettings, LossOracle
+    from .data import ColumnCache
+    from .feature_generation import BestIterate
+    from .working_set import WorkingSet
+
 _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
 # What ``Loss.jit_oracle`` must be: (y, s, params) -> (coef, delta), float64 C-contiguous vectors. The loop
 # takes the oracle as a function of this type, not as the numba dispatcher it is: numba compiles (and
@@ -50,14 +59,16 @@ CONVERGED, MAX_ITER, STALLED, HANDED_BACK, INTERRUPTED = 0, 1, 2, 3, 4
 STATUS = ("converged", "max_iter", "stalled")
 
 
-def solve_restricted(ws, cache, y, loss, state, settings, outer):
+def solve_restricted(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOracle, state: BestIterate,
+                     settings: InnerSettings, outer: int) -> tuple[str, float]:
     """:func:`cutting_plane.inner_solve` by the compiled loop where it applies, else (and from where it
     hands back) by the Python one."""
     done = compiled_inner_solve(ws, cache, y, loss, state, settings, outer)
     return inner_solve(ws, cache, y, loss, state, settings, outer) if done is None else done
 
 
-def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
+def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOracle, state: BestIterate,
+                         settings: InnerSettings, outer: int) -> tuple[str, float] | None:
     """:func:`cutting_plane.inner_solve` by the compiled loop; None when the solve is not one it covers
     (a loss without a compiled oracle, data on disk, the group penalty, ECOS as the master solver) or
     when its master failed and the Python loop is to continue."""
@@ -126,7 +137,8 @@ def compiled_inner_solve(ws, cache, y, loss, state, settings, outer):
 
 
 @njit(cache=True)
-def _times(indptr, indices, data, dense, w, n):
+def _times(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: np.ndarray, w: np.ndarray,
+           n: int) -> np.ndarray:
     """X w (n,) for CSC (indptr, indices, data) or a dense (n, m) ``dense`` (empty when sparse)."""
     if dense.shape[0] > 0:
         return dense @ w
@@ -140,7 +152,7 @@ def _times(indptr, indices, data, dense, w, n):
 
 
 @njit(cache=True)
-def _times_t(indptr, indices, data, dense, v):
+def _times_t(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: np.ndarray, v: np.ndarray) -> np.ndarray:
     """X' v (m,)."""
     if dense.shape[0] > 0:
         return v @ dense
@@ -148,7 +160,7 @@ def _times_t(indptr, indices, data, dense, v):
 
 
 @njit(cache=True)
-def _grown(buf, rows):
+def _grown(buf: np.ndarray, rows: int) -> np.ndarray:
     """``buf`` with room for ``rows`` rows, its rows kept."""
     out = np.empty((rows,) + buf.shape[1:], dtype=buf.dtype)
     out[:buf.shape[0]] = buf
@@ -156,7 +168,7 @@ def _grown(buf, rows):
 
 
 @njit(cache=True)
-def _combination(rows, weights):
+def _combination(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """sum_k weights_k rows_k over the first len(weights) rows, skipping zero weights."""
     out = np.zeros(rows.shape[1])
     for k in range(weights.shape[0]):
@@ -169,12 +181,12 @@ def _combination(rows, weights):
 
 
 @njit(cache=True)
-def _slack(coef, delta, s):
+def _slack(coef: np.ndarray, delta: float, s: np.ndarray) -> float:
     return max(0.0, delta - coef @ s)
 
 
 @njit(cache=True)
-def _grown_square(G, size):
+def _grown_square(G: np.ndarray, size: int) -> np.ndarray:
     """The T x K x K Gram matrices ``G`` with room for ``size`` planes."""
     out = np.zeros((G.shape[0], size, size))
     k = G.shape[1]
@@ -183,7 +195,7 @@ def _grown_square(G, size):
 
 
 @njit(cache=True)
-def _grown_planes(values, rows):
+def _grown_planes(values: np.ndarray, rows: int) -> np.ndarray:
     """The T x K x width plane values with room for ``rows`` planes."""
     out = np.zeros((values.shape[0], rows, values.shape[2]))
     out[:, :values.shape[1], :] = values
@@ -191,7 +203,7 @@ def _grown_planes(values, rows):
 
 
 @njit(cache=True)
-def _reg_value(w, d, single):
+def _reg_value(w: np.ndarray, d: np.ndarray, single: bool) -> float:
     """1/2 sum_j w_j^2 / d_j over d_j > 0 (1/2 ||w||^2 with one group)."""
     if single:
         return 0.5 * (w @ w)
@@ -203,7 +215,8 @@ def _reg_value(w, d, single):
 
 
 @njit(cache=True)
-def _segment(w0, d0, w1, d1, single):
+def _segment(w0: np.ndarray, d0: np.ndarray, w1: np.ndarray, d1: np.ndarray, single: bool) -> tuple[bool, float, float,
+             float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """r(t) = 1/2 sum (u + t du)^2 / (v + t dv) on the segment, over the features with weight at either
     end: (quadratic, its three coefficients, u, du, v, dv) -- a quadratic when d is the same at both
     ends (always with one group, where v = 1 wherever w is not 0)."""
@@ -221,7 +234,8 @@ def _segment(w0, d0, w1, d1, single):
 
 
 @njit(cache=True)
-def _reg(seg, t):
+def _reg(seg: tuple[bool, float, float, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+         t: float) -> tuple[float, float]:
     """(r(t), r'(t)) of a :func:`_segment`."""
     quadratic, a0, a1, a2, u, du, v, dv = seg
     if quadratic:
@@ -230,7 +244,7 @@ def _reg(seg, t):
 
 
 @functools.cache
-def _as_function(oracle):
+def _as_function(oracle: Any) -> Any:
     """The compiled ``oracle`` as a first-class function of ORACLE_TYPE, its address looked up once:
     numba otherwise looks it up at every call (about 1 ms, as much as a small refit's whole loop)."""
     oracle.compile(ORACLE_SIGNATURE)
@@ -241,7 +255,7 @@ def _as_function(oracle):
 _ARRAY_ARGS = [(i, np.dtype(str(t.dtype)), t.ndim) for i, t in enumerate(_LOOP_ARGS) if isinstance(t, types.Array)]
 
 
-def _check_arrays(args):
+def _check_arrays(args: tuple[Any, ...]) -> None:
     """Every array argument of the loop of the dtype, dimension and C layout of its signature: the
     entry point reads its memory as such, unchecked (an int64 array would be read as doubles)."""
     for i, dtype, ndim in _ARRAY_ARGS:
@@ -252,21 +266,22 @@ def _check_arrays(args):
 
 
 @functools.cache
-def _compiled_loop():
+def _compiled_loop() -> Any:
     """The loop compiled for ``_LOOP_ARGS`` (loaded from numba's disk cache after the first time), on
     first use rather than when structfs is imported: its machine-code entry point, called without
     the dispatcher, which types all 27 arguments at every call (0.4 ms, typing the oracle's function
     type; a MIL search makes hundreds of solves of a few hundred microseconds each)."""
-    dispatcher = njit(_LOOP_ARGS, cache=True)(_loop)
+    dispatcher: Any = njit(_LOOP_ARGS, cache=True)(_loop)      # numba's Dispatcher, not the function
     return dispatcher.overloads[dispatcher.signatures[0]].entry_point
 
 
-def loop_is_cached():
+def loop_is_cached() -> bool:
     """Whether this process has the loop, or numba's disk cache holds it (else its first use compiles)."""
     if _compiled_loop.cache_info().currsize:
         return True
     try:
-        return os.path.exists(numba.njit(cache=True)(_loop)._cache._cache_file._index_path)
+        dispatcher: Any = numba.njit(cache=True)(_loop)
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
     except AttributeError:           # a numba with another cache layout: assume the worst
         return False
 
@@ -274,8 +289,12 @@ def loop_is_cached():
 # Over 80 lines and 8 parameters: the whole inner iteration as one compiled call with its buffers allocated
 # once (numba caches no objects, so the working set travels as arrays), which is what makes it pay on small
 # problems; its steps are the Python loop's, in cutting_plane.py, named by the comments inside.
-def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_iter, max_age, budget, by_values,
-          coef_buf, K, delta, age, coef_sum, abar, positions, lengths, values, grams, mu, group_age, interrupt):
+def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
+          data: np.ndarray, dense: np.ndarray, m: int, bias: float, C: float, tol: float, max_iter: int,
+          max_age: int, budget: int, by_values: bool, coef_buf: np.ndarray, K: int, delta: np.ndarray,
+          age: np.ndarray, coef_sum: np.ndarray, abar: np.ndarray, positions: np.ndarray, lengths: np.ndarray,
+          values: np.ndarray, grams: np.ndarray, mu: np.ndarray, group_age: np.ndarray,
+          interrupt: np.ndarray) -> tuple[Any, ...]:
     n, T = y.shape[0], lengths.shape[0]
     # A solve that starts with one group keeps it (groups only leave), with weight 1 on its columns and
     # w 0 off them: d then changes nothing (r is 1/2 ||w||^2, every segment quadratic) and is not formed
@@ -380,17 +399,17 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             if descending and g1 > 0:
                 lo, f_lo, hi, f_hi = 0.0, best_value, 1.0, f1
                 for _ in range(LINE_SEARCH_EVALS):
-                    t = next_trial(lo, f_lo, g0, hi, f_hi, g1)
-                    st = ds * t + best_s
+                    trial = next_trial(lo, f_lo, g0, hi, f_hi, g1)
+                    st = ds * trial + best_s
                     t_coef, t_delta = oracle(y, st, params)
                     t_xi = _slack(t_coef, t_delta, st)
-                    bt = best_wb + t * db
-                    rt, drt = _reg(seg, t)
+                    bt = best_wb + trial * db
+                    rt, drt = _reg(seg, trial)
                     f = rt + 0.5 * bt * bt + C * t_xi
                     g = drt + bt * db - (C * (t_coef @ ds) if t_xi > 0 else 0.0)
                     if f < top_f:
-                        top_t, top_f, top_coef, top_xi = t, f, t_coef, t_xi
-                    lo, f_lo, g0, hi, f_hi, g1 = narrowed(t, f, g, lo, f_lo, g0, hi, f_hi, g1)
+                        top_t, top_f, top_coef, top_xi = trial, f, t_coef, t_xi
+                    lo, f_lo, g0, hi, f_hi, g1 = narrowed(trial, f, g, lo, f_lo, g0, hi, f_hi, g1)
                     if hi - lo < 1e-3:
                         break
             if descending:
@@ -415,7 +434,7 @@ def _loop(oracle, params, y, indptr, indices, data, dense, m, bias, C, tol, max_
             if cut_delta - cut_coef @ s <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
                 cut_coef, cut_delta = m_coef, m_delta
         gap = best_value - value
-        penalty = best_w @ best_w if budget == 0 else ksupport_sq_kernel(best_w, budget)
+        penalty = float(best_w @ best_w) if budget == 0 else ksupport_sq_kernel(best_w, budget)
         objective = 0.5 * penalty + 0.5 * best_wb * best_wb + C * best_xi
         if objective < rec_value:           # the iterate of the lowest true objective (BestIterate)
             rec_w, rec_wb, rec_xi, rec_value = best_w.copy(), best_wb, best_xi, objective

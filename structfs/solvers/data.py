@@ -9,18 +9,25 @@ or any object with its interface): ``shape``, ``rmatvec(v)`` (X' v, one pass), `
 ``take_columns(cols)`` (those columns in memory), ``occurring_columns()`` and ``compacted()``. The
 solver never needs more of X than that, so such data are never loaded whole.
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 
 from .._jit import njit
 
+if TYPE_CHECKING:
+    from .working_set import WorkingSet
 
-def is_row_blocks(X):
+
+def is_row_blocks(X: Any) -> bool:
     """True for out-of-core data (see the module's docstring), which stays where it is."""
     return hasattr(X, "take_columns") and hasattr(X, "rmatvec")
 
 
-def as_solver_matrix(X):
+def as_solver_matrix(X: Any) -> Any:
     """CSC float64 for sparse input (cheap column slices and X' v); dense stays dense."""
     if is_row_blocks(X):
         return X
@@ -35,13 +42,13 @@ class SolverData:
     weights back. Every solve on X starts by building it; the fits of a search that share a fold's
     rows build it once (R8: 17 ms a fold, as much as a debiasing refit)."""
 
-    def __init__(self, X):
+    def __init__(self, X: Any) -> None:
         self.n_features = X.shape[1]
         self.columns = occurring_columns(X)
         self.X = as_solver_matrix(X if self.columns is None else select_columns(X, self.columns))
 
     @classmethod
-    def of(cls, X):
+    def of(cls, X: Any) -> SolverData:
         """``X`` itself when it is a SolverData already, else one built from it."""
         return X if isinstance(X, cls) else cls(X)
 
@@ -53,7 +60,7 @@ class SolverData:
 MAX_DENSE_WEIGHTS = 2 ** 24
 
 
-def weights_in(columns, values, n_features):
+def weights_in(columns: np.ndarray, values: np.ndarray, n_features: int) -> Any:
     """Weights ``values`` on the sorted ``columns`` of an ``n_features`` space: an ndarray (m,), or a
     (1, m) CSR row without its zeros when m exceeds MAX_DENSE_WEIGHTS."""
     if n_features > MAX_DENSE_WEIGHTS:
@@ -64,7 +71,7 @@ def weights_in(columns, values, n_features):
     return w
 
 
-def sorted_unique(values):
+def sorted_unique(values: np.ndarray) -> np.ndarray:
     """np.unique of integer indices, by one sort: NumPy 2.4's np.unique hashes, 5.5 s on 6e6 indices
     where the sort takes 0.2 s (shard writing, occurring columns of hashed spaces)."""
     values = np.sort(np.asarray(values).ravel())
@@ -76,7 +83,7 @@ def sorted_unique(values):
     return values[first]
 
 
-def column_positions(columns, n_features, dtype=np.int64):
+def column_positions(columns: np.ndarray, n_features: int, dtype: Any = np.int64) -> np.ndarray:
     """A table t of ``n_features`` entries with t[columns[i]] = i and -1 elsewhere: renumbering indices
     to the sorted ``columns`` is then one gather per index. Binary searches cost log2(m) cache misses
     each -- 42 s of a 10^6-row fit renumbering 3e7 entries into 10^7 indices, 0.5 s by the table. Built
@@ -86,7 +93,7 @@ def column_positions(columns, n_features, dtype=np.int64):
     return table
 
 
-def occurring_columns(X):
+def occurring_columns(X: Any) -> np.ndarray | None:
     """Sorted indices of the columns of a sparse X that hold an entry, or None when X is dense or
     every column does. Memory follows the data: a hashed feature space of 2^31 indices with a few
     thousand in use costs the few thousand (CSC's column pointers alone would be 2^31 entries)."""
@@ -107,7 +114,7 @@ def occurring_columns(X):
     return None if columns.shape[0] == X.shape[1] else columns.astype(np.int64)
 
 
-def select_columns(X, columns):
+def select_columns(X: Any, columns: np.ndarray) -> Any:
     """The sorted ``columns`` of a sparse X as CSR, by renumbering the stored indices: no structure
     of the size of X's index space is built (CSC's column pointers, or scipy's column indexing,
     would be one entry per index). Dense X is indexed as usual; row blocks on disk are renumbered
@@ -128,7 +135,7 @@ def select_columns(X, columns):
     return sp.csr_matrix((X.data[keep], renumbered, kept_before[X.indptr]), shape=(X.shape[0], columns.shape[0]))
 
 
-def matvec_t(X, v):
+def matvec_t(X: Any, v: np.ndarray) -> np.ndarray:
     """X' v. For CSC X a compiled loop over its columns: scipy's ``X.T @ v`` first builds (and
     validates) a transposed matrix object, ~0.4 ms per call -- 11% of a cross-validated R8 fit,
     which makes ~20,000 such products on small group slices."""
@@ -140,7 +147,7 @@ def matvec_t(X, v):
 
 
 @njit(cache=True)
-def compressed_dot(indptr, indices, data, v):
+def compressed_dot(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, v: np.ndarray) -> np.ndarray:
     """For each compressed row (CSR) or column (CSC): the dot product of its entries with v."""
     out = np.empty(indptr.shape[0] - 1)
     for j in range(out.shape[0]):
@@ -151,13 +158,13 @@ def compressed_dot(indptr, indices, data, v):
     return out
 
 
-def matvec(X, v):
+def matvec(X: Any, v: np.ndarray) -> np.ndarray:
     if is_row_blocks(X):
         return X.matvec(v)
     return np.asarray(X @ v).ravel()
 
 
-def take_columns(X, cols):
+def take_columns(X: Any, cols: np.ndarray) -> Any:
     """X[:, cols] in memory (one pass over row blocks on disk)."""
     return X.take_columns(cols) if is_row_blocks(X) else X[:, cols]
 
@@ -165,15 +172,19 @@ def take_columns(X, cols):
 class ColumnCache:
     """The union U of the groups' columns: its slice of X and each group's positions within it."""
 
-    def __init__(self, X):
+    def __init__(self, X: Any) -> None:
         self.X_full = X
         self.cols = np.zeros(0, dtype=np.int64)
         self.X = take_columns(X, self.cols)
-        self._data = self._indices = None     # a sparse cache's own buffers (self.X views them)
-        self._positions = {}                  # id(cols) -> (cols, positions) until the cache grows
-        self._arrays = None                   # (X, its CSC arrays in int64) for the compiled loop
+        # a sparse cache's own buffers (self.X views them)
+        self._data: np.ndarray = np.zeros(0)
+        self._indices: np.ndarray | None = None
+        # id(cols) -> (cols, positions) until the cache grows
+        self._positions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # (X, its CSC arrays in int64) for the compiled loop
+        self._arrays: tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
-    def extend(self, new_cols):
+    def extend(self, new_cols: np.ndarray) -> None:
         """Add columns; only the new ones are read from X (one pass for data on disk)."""
         new = np.setdiff1d(new_cols, self.cols)
         if new.shape[0] == 0:
@@ -188,7 +199,7 @@ class ColumnCache:
             self.X = np.hstack([self.X, block])[:, order]
         self.cols = cols[order]
 
-    def _merge(self, block, order):
+    def _merge(self, block: Any, order: np.ndarray) -> None:
         """The cache's CSC and ``block``'s columns in the merged ``order``, in the cache's own buffers
         grown and then filled in place: the cache is the largest thing a large fit holds (100 columns
         of 10^6 entries at 2e7 rows, 1.2 GB), and stacking then reordering held it three times over."""
@@ -200,7 +211,7 @@ class ColumnCache:
         total = int(indptr[-1])
         index_dtype = np.int32 if max(total, old.shape[0]) < 2 ** 31 else np.int64
         old_indptr = old.indptr.astype(np.int64)
-        if self._data is None or self._indices.dtype != index_dtype:     # first columns: own buffers
+        if self._indices is None or self._indices.dtype != index_dtype:     # first columns: own buffers
             self._data, self._indices = old.data.copy(), old.indices.astype(index_dtype)
         self.X = old = None                   # no view of the buffers may outlive their move
         # NumPy 2.4's resize copies into a new buffer (it does not reach glibc's page-remapping
@@ -212,7 +223,7 @@ class ColumnCache:
         self.X = sp.csc_matrix((self._data, self._indices, indptr.astype(index_dtype)),
                                shape=(block.shape[0], lengths.shape[0]), copy=False)
 
-    def positions(self, cols):
+    def positions(self, cols: np.ndarray) -> np.ndarray:
         """Where the cached columns ``cols`` (sorted) are in the cache. Remembered per array until the
         cache grows: every plane asks it for each group twice (a search over 10^4 columns each, 8% of
         an unbudgeted R8 fit)."""
@@ -223,7 +234,7 @@ class ColumnCache:
         self._positions[id(cols)] = (cols, positions)
         return positions
 
-    def csc_arrays(self):
+    def csc_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(indptr, indices, data) of a sparse cache as int64, int64 and float64 arrays, as compiled
         code takes them; kept until the cache grows (a debiasing path solves on one cache many times)."""
         if self._arrays is None or self._arrays[0] is not self.X:
@@ -232,11 +243,11 @@ class ColumnCache:
                                      np.asarray(X.data, dtype=np.float64)))
         return self._arrays[1]
 
-    def columns(self, cols):
+    def columns(self, cols: np.ndarray) -> Any:
         """X[:, cols] for cached columns ``cols``, from the cache."""
         return self.X[:, self.positions(cols)]
 
-    def weights(self, ws):
+    def weights(self, ws: WorkingSet) -> np.ndarray:
         """d on the cache: d_j = sum of mu_t over the groups t holding column j."""
         d = np.zeros(self.cols.shape[0])
         for g, mu in zip(ws.groups, ws.mu):
@@ -246,7 +257,8 @@ class ColumnCache:
 
 
 @njit(cache=True)
-def _merge_columns_backward(old_indptr, data, indices, n_old, block, order, indptr):
+def _merge_columns_backward(old_indptr: np.ndarray, data: np.ndarray, indices: np.ndarray, n_old: int, block: Any,
+                            order: np.ndarray, indptr: np.ndarray) -> None:
     """Lay out final column p (old column order[p], or block column order[p] - n_old) at indptr[p],
     from the last column to the first. Columns only move right (the new ones are inserted before
     them), and an old column's entries move from the last, so nothing is overwritten before it

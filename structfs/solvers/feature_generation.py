@@ -13,10 +13,13 @@ on the optimum, and any w the upper bound 1/2 ||w||_(B)^2 + 1/2 w_b^2 + C xi(w),
 bounds the true suboptimality. Without a budget there is one group holding every feature and this is
 SVMperf's 1-slack cutting-plane method.
 """
+from __future__ import annotations
+
 import time
 import warnings
-from dataclasses import dataclass, field
-from types import SimpleNamespace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,6 +28,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .. import _defaults
 from .._interrupt import check_interrupt
 from .compiled_loop import solve_restricted
+from .cutting_plane import MAX_AGE, InnerSettings, LossOracle
 from .data import (
     ColumnCache,
     SolverData,
@@ -34,12 +38,9 @@ from .data import (
     take_columns,
     weights_in,
 )
-from .penalties import penalty_for
+from .penalties import Penalty, penalty_for
 from .threads import blas_limited
 from .working_set import WorkingSet
-
-# Planes unused (alpha = 0) for this many iterations are dropped from the working set.
-MAX_AGE = 10
 
 
 @dataclass
@@ -60,21 +61,21 @@ class SolverResult:
 class BestIterate:
     """Keeps the iterate with the lowest true primal objective, and the best lower bound."""
 
-    def __init__(self, penalty, C):
+    def __init__(self, penalty: Penalty, C: float) -> None:
         self.penalty, self.C = penalty, C
         self.best = np.inf
         self.lower = -np.inf
-        self.w_cache = None
+        self.w_cache = np.zeros(0)           # the best iterate's weights on ``cols``
         self.w_b = 0.0
         self.cols = np.zeros(0, dtype=np.int64)
         self.n_iter = 0
         self.stalled = False
 
-    def objective(self, w, w_b, xi, cols):
+    def objective(self, w: np.ndarray, w_b: float, xi: float, cols: np.ndarray) -> float:
         """The primal objective at (w, w_b) with slack xi, ``w`` on the columns ``cols``."""
         return self.penalty.value(w, cols) + 0.5 * w_b * w_b + self.C * xi
 
-    def record(self, w, w_b, xi, cols):
+    def record(self, w: np.ndarray, w_b: float, xi: float, cols: np.ndarray) -> float:
         """Note a point (weights on the cache columns ``cols``); returns its true primal objective."""
         obj = self.objective(w, w_b, xi, cols)
         if obj < self.best:
@@ -112,23 +113,28 @@ class Solver:
     tol: float
     max_iter: int
     max_outer: int
-    max_features: int = None
-    outer_tol: float = None
+    max_features: int | None = None
+    outer_tol: float | None = None
     master_solver: str = _defaults.MASTER_SOLVER
     verbose: int = 0
     blas_threads: int = _defaults.BLAS_THREADS
 
     @classmethod
-    def default(cls, **settings):
+    def default(cls, **settings: Any) -> Solver:
         """A solver with the package's defaults, ``settings`` overriding them."""
         return cls(**{"tol": _defaults.TOL, "max_iter": _defaults.MAX_ITER, "max_outer": _defaults.MAX_OUTER,
                       **settings})
 
-    def path(self, X, y, loss, C, penalty, bias):
+    def inner_settings(self, callback: Callable[[dict[str, Any]], None] | None = None) -> InnerSettings:
+        """The settings of the restricted solves this solver runs (``callback`` hears each iteration)."""
+        settings = InnerSettings(self.tol, self.max_iter, MAX_AGE)
+        return settings if callback is None else replace(settings, callback=callback)
+
+    def path(self, X: Any, y: np.ndarray, loss: LossOracle, C: float, penalty: Penalty, bias: float) -> SolverPath:
         """A :class:`SolverPath` over the problem (labels ``y`` in {-1,+1}, a validated loss object)."""
         return SolverPath(self, X, y, loss, C, penalty, bias)
 
-    def solve(self, X, y, loss, C, penalty, bias):
+    def solve(self, X: Any, y: np.ndarray, loss: LossOracle, C: float, penalty: Penalty, bias: float) -> SolverResult:
         """Minimise the primal objective; a :class:`SolverResult`."""
         path = self.path(X, y, loss, C, penalty, bias)
         for _ in path:
@@ -149,7 +155,8 @@ class SolverPath:
     benchmarks.threads``: the 8 unbudgeted R8 topics, 1 thread against 2).
     """
 
-    def __init__(self, solver, X, y, loss, C, penalty, bias):
+    def __init__(self, solver: Solver, X: Any, y: np.ndarray, loss: LossOracle, C: float, penalty: Penalty,
+                 bias: float) -> None:
         self.solver, self.y, self.loss, self.C, self.bias = solver, y, loss, C, bias
         data = SolverData.of(X)                     # solve on the columns that occur; map back at the end
         self.n_features, self.columns, X = data.n_features, data.columns, data.X
@@ -168,29 +175,30 @@ class SolverPath:
         self.ws = WorkingSet(n, bias, C, solver.master_solver, coded=is_row_blocks(self.X))
         self.cache = ColumnCache(self.X)
         self.state = BestIterate(self.penalty, C)
-        self.history, self.points, self.stop, self.n_outer = [], [], "", 0
-        self.status = None                           # the last inner solve's
+        self.history: list[dict[str, Any]] = []
+        self.points: list[tuple[np.ndarray, np.ndarray, float]] = []
+        self.stop, self.n_outer = "", 0
+        self.status: str | None = None               # the last inner solve's
         self._t_start = time.perf_counter()
-        self._inner = SimpleNamespace(tol=solver.tol, max_iter=solver.max_iter, max_age=MAX_AGE,
-                                      callback=self._record)
+        self._inner = solver.inner_settings(callback=self._record)
         coef, delta = loss.oracle(y, np.zeros(n))      # most violated output at w = 0
         self.state.record(np.zeros(0), 0.0, delta, self.cache.cols)
         self.ws.add_plane(coef, delta)
 
-    def add_planes(self, planes):
+    def add_planes(self, planes: list[tuple[np.ndarray, float]]) -> None:
         """Start from cutting planes ``planes`` [(coef, delta)] of another solve on the same examples and
         loss (at any C, on any columns: a plane is a valid cut for all of them); before iterating."""
         for coef, delta in planes:
             self.ws.add_plane(coef, delta)
 
-    def planes(self):
+    def planes(self) -> list[tuple[np.ndarray, float]]:
         """The working set's live cutting planes [(coef, delta)]; none for coded stores (data on disk)."""
         ws = self.ws
         if not hasattr(ws.planes, "coef"):
             return []
         return [(ws.planes.coef[k].copy(), float(ws.delta[k])) for k in range(ws.K)]
 
-    def _record(self, rec):
+    def _record(self, rec: dict[str, Any]) -> None:
         state = self.state
         if self.penalty.budget is None:   # one group of every feature: the master value is a global bound
             state.lower = max(state.lower, rec["master"])
@@ -204,25 +212,25 @@ class SolverPath:
                   f"  bound {rec['lower_bound']:.6g}  inner gap {rec['inner_gap']:.3g}  planes {rec['planes']:3d}"
                   f"  features {rec['features']}")
 
-    def _in_X(self, cols, values):
+    def _in_X(self, cols: np.ndarray, values: Any) -> tuple[np.ndarray, np.ndarray]:
         """Weights ``values`` on the solver's (sorted) columns ``cols``: (columns in X's numbering, values)."""
         cols = np.asarray(cols, dtype=np.int64)
         return (cols if self.columns is None else self.columns[cols]), np.asarray(values, dtype=float)
 
-    def _point(self):
+    def _point(self) -> tuple[np.ndarray, np.ndarray, float]:
         """The current model in X's numbering."""
         state = self.state
         cols, w = self._in_X(state.cols, state.w_cache)
         return cols, w.copy(), state.w_b
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray, float]]:
         with blas_limited(self.solver.blas_threads):
             yield from self._unbudgeted() if self.penalty.budget is None else self._generate_groups()
             if not self.points:           # certified at the start (no group worth adding): the zero model
                 self.points.append(self._point())
                 yield self.points[-1]
 
-    def _unbudgeted(self):
+    def _unbudgeted(self) -> Iterator[tuple[np.ndarray, np.ndarray, float]]:
         cols = np.arange(self.X.shape[1])
         self.ws.add_group(cols, self.X)
         self.cache.extend(cols)
@@ -231,7 +239,7 @@ class SolverPath:
         self.points.append(self._point())
         yield self.points[-1]
 
-    def _generate_groups(self):
+    def _generate_groups(self) -> Iterator[tuple[np.ndarray, np.ndarray, float]]:
         """The outer layer (FGM): add the most violated group, re-solve the restricted problem coarsely,
         until one of the stops of :class:`Solver`."""
         ws, cache, state, solver = self.ws, self.cache, self.state, self.solver
@@ -271,7 +279,7 @@ class SolverPath:
             # While groups are being generated each restricted problem is solved to 1% (its answer only
             # has to point at the next group); the last one is polished to tol by result().
             coarse = max(tol, 1e-2 * abs(previous if np.isfinite(previous) else state.best) / C)
-            inner = SimpleNamespace(**{**vars(self._inner), "tol": coarse})
+            inner = self._inner.coarser(coarse)
             self.status, restricted = solve_restricted(ws, cache, self.y, self.loss, state, inner, outer=n_outer)
             polished = coarse <= tol
             self.points.append(self._point())
@@ -294,7 +302,7 @@ class SolverPath:
                     return
             previous = restricted
 
-    def _most_violated(self):
+    def _most_violated(self) -> tuple[np.ndarray, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
         """(top, c_top, c_on): the columns of the most violated group (sorted), their scores c = X~' beta
         at the current dual point, and c on any cached columns. Data offering ``candidate_scores``
         (:class:`~structfs.solvers.interactions.PairExpansion`, whose columns are too many for X' beta)
@@ -309,13 +317,13 @@ class SolverPath:
         chosen = self.penalty.select(scores)
         cache = self.cache
 
-        def c_on(group_cols):
+        def c_on(group_cols: np.ndarray) -> np.ndarray:
             return matvec_t(cache.columns(group_cols), beta)
 
         return cols[chosen], scores[chosen], c_on
 
     @property
-    def converged(self):
+    def converged(self) -> bool:
         """Whether the path so far ended where asked: every stop but running out of planes (or, without
         a budget, the inner solve's certificate), or a certified gap."""
         state = self.state
@@ -325,7 +333,7 @@ class SolverPath:
             done = self.stop != "max_iter"
         return done or state.best - state.lower <= self.C * self.solver.tol
 
-    def _final_bound(self, polish):
+    def _final_bound(self, polish: bool) -> None:
         """(Budget only) polish the last restricted problem to ``tol``, then the lower bound at its
         dual point."""
         state, tol = self.state, self.solver.tol
@@ -336,7 +344,7 @@ class SolverPath:
                 solve_restricted(self.ws, self.cache, self.y, self.loss, state, self._inner, outer=self.n_outer)
             state.lower = max(state.lower, self.penalty.lower_bound(self.ws, self._most_violated()[1]))
 
-    def certified(self):
+    def certified(self) -> bool:
         """Whether the path as far as it was iterated ended with its certificate (as :meth:`result`
         would say, without polishing): for a path that ran out of planes the bound at its last dual
         point decides."""
@@ -344,7 +352,7 @@ class SolverPath:
             self._final_bound(polish=False)
         return self.converged
 
-    def result(self):
+    def result(self) -> SolverResult:
         """Polish the last restricted problem to ``tol`` (budget only), certify, and return the
         :class:`SolverResult` in X's numbering."""
         state, C, tol = self.state, self.C, self.solver.tol
@@ -369,7 +377,7 @@ class SolverPath:
                             len(self.points) if budgeted else 1, converged, self.history,
                             self.points if budgeted else [], self.stop)
 
-    def debiased(self, result, refit_C):
+    def debiased(self, result: SolverResult, refit_C: float) -> SolverResult:
         """``result`` (of this path, budgeted) with the weights of the unbudgeted problem at C =
         ``refit_C`` on its selected features -- the budget selects, the unbudgeted problem weighs them --
         and the budgeted objective at those weights. Unbudgeted results are returned as they are."""
@@ -394,8 +402,9 @@ class SolverPath:
 
 
 # Over 8 parameters: the functional form of one fit, the problem's settings as keywords.
-def solve(X, y, loss, C, *, budget=None, groups=None, bias=_defaults.BIAS, refit=None, interactions=False,
-          **settings):
+def solve(X: Any, y: np.ndarray, loss: LossOracle, C: float, *, budget: int | None = None, groups: Any = None,
+          bias: float = _defaults.BIAS, refit: float | None = None, interactions: bool = False,
+          **settings: Any) -> SolverResult:
     """One fit with the package's default settings (``settings`` override them; see :class:`Solver`),
     ``refit=C2`` debiasing a budgeted model (:meth:`SolverPath.debiased`); ``interactions``: over the
     columns of :func:`~structfs.solvers.interactions.expand` (X's occurring columns and their products),
@@ -412,7 +421,7 @@ def solve(X, y, loss, C, *, budget=None, groups=None, bias=_defaults.BIAS, refit
     return result if refit is None else path.debiased(result, float(refit))
 
 
-def _fit_cap(top, c_top, cached, max_features):
+def _fit_cap(top: np.ndarray, c_top: np.ndarray, cached: np.ndarray, max_features: int) -> tuple[np.ndarray, bool]:
     """(group, full): ``top`` (scores ``c_top``) trimmed so that the cached columns plus its new ones stay
     within ``max_features`` (the new columns with the largest c_j^2 are kept); full when the cap is reached."""
     is_new = ~np.isin(top, cached, assume_unique=True)

@@ -13,6 +13,10 @@ m + j * m + k (so the pair is (key // m, key % m) of key = column - m; half the 
 which costs nothing: only selected columns are ever stored). Squares x_j^2 are not candidates: on
 binary features they equal x_j, and on scaled real features they mostly measure a feature's spread.
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -32,7 +36,7 @@ from .data import (
 MAX_DENSE_SCORE_BYTES = 2 ** 30
 
 
-def check_pair_scoring(X, name="interactions"):
+def check_pair_scoring(X: Any, name: str = "interactions") -> None:
     """ValueError (naming ``name``) when the pairs of dense X would need an m x m matrix above
     MAX_DENSE_SCORE_BYTES."""
     m = X.shape[1]
@@ -43,7 +47,7 @@ def check_pair_scoring(X, name="interactions"):
                          "matrix, whose pair scoring needs memory of the order of the data, or select features first.")
 
 
-def expand(X):
+def expand(X: Any) -> tuple[PairExpansion, np.ndarray | None]:
     """(the :class:`PairExpansion` of X's occurring columns, those columns in X's numbering or None
     for all): what a fit with interactions solves on."""
     columns = occurring_columns(X)
@@ -51,7 +55,8 @@ def expand(X):
     return PairExpansion(as_solver_matrix(base)), columns
 
 
-def split_columns(cols, values, m):
+def split_columns(cols: np.ndarray, values: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                  np.ndarray]:
     """(linear columns, their values, pairs (p, 2), their values) of weights on expanded columns."""
     cols = np.asarray(cols, dtype=np.int64)
     values = np.asarray(values, dtype=float)
@@ -61,7 +66,8 @@ def split_columns(cols, values, m):
     return cols[linear], values[linear], pairs, values[~linear]
 
 
-def split_weights(cols, values, columns, n_features, n_inputs):
+def split_weights(cols: np.ndarray, values: np.ndarray, columns: np.ndarray | None, n_features: int,
+                  n_inputs: int) -> tuple[Any, np.ndarray, np.ndarray]:
     """A model on an expansion's columns (``cols``, ``values``; ``columns``, ``n_inputs`` as
     :func:`expand` gave them) in X's numbering: (linear weights over ``n_features`` as
     ``solvers.data.weights_in``, pairs (p, 2) sorted, their weights), zeros left out."""
@@ -72,7 +78,7 @@ def split_weights(cols, values, columns, n_features, n_inputs):
     return weights_in(linear, w_linear, n_features), pairs.reshape(-1, 2), w_pairs
 
 
-def pair_columns(X_inputs, left, right):
+def pair_columns(X_inputs: Any, left: np.ndarray, right: np.ndarray) -> Any:
     """The products X_inputs[:, left] * X_inputs[:, right], column by column (CSC or dense)."""
     if sp.issparse(X_inputs):
         X_inputs = sp.csc_matrix(X_inputs)
@@ -81,7 +87,7 @@ def pair_columns(X_inputs, left, right):
     return X_inputs[:, left] * X_inputs[:, right]
 
 
-def pair_products(X, pairs):
+def pair_products(X: Any, pairs: np.ndarray) -> Any:
     """The n x p matrix of the products x_j * x_k of ``pairs`` (p, 2) of X's columns (X's numbering),
     reading only the columns involved (one pass for row blocks on disk or on a cluster)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
@@ -111,27 +117,28 @@ class PairExpansion:
     of feature generation (:meth:`candidate_scores`). ``X``: the solver's matrix of the m input features
     (CSC, dense, or row blocks in their compact numbering)."""
 
-    def __init__(self, X):
+    def __init__(self, X: Any) -> None:
         check_pair_scoring(X)
         self.base = X
         n, m = X.shape
         self.n_inputs = m
         self.shape = (n, m + m * m)
-        self._structure = None                  # sparse X's rows and columns for the pair scoring
+        # sparse X's rows and columns for the pair scoring
+        self._structure: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def occurring_columns(self):
+    def occurring_columns(self) -> None:
         return None                             # the input features are compacted by the caller
 
-    def compacted(self):
+    def compacted(self) -> PairExpansion:
         return self
 
-    def rmatvec(self, v):
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
         raise TypeError("PairExpansion never forms X' v over all m^2 pairs; use candidate_scores.")
 
-    def matvec(self, w):
+    def matvec(self, w: np.ndarray) -> np.ndarray:
         raise TypeError("PairExpansion multiplies selected columns only (take_columns).")
 
-    def take_columns(self, cols):
+    def take_columns(self, cols: np.ndarray) -> Any:
         """Expanded columns ``cols`` (sorted) in memory: the linear ones read from X, the products
         from the columns of their two features."""
         cols = np.asarray(cols, dtype=np.int64)
@@ -145,7 +152,7 @@ class PairExpansion:
             return sp.hstack([sp.csc_matrix(lin_block), products], format="csc")
         return np.hstack([np.asarray(lin_block), products])
 
-    def candidate_scores(self, v, k):
+    def candidate_scores(self, v: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(columns, scores): the score c_j = x_j' v of every linear column and the ``k`` pairs with the
         largest |c_jk| (ties to the smaller index; pairs scoring 0 left out), by increasing column."""
         m = self.n_inputs
@@ -155,7 +162,7 @@ class PairExpansion:
         cols = np.concatenate((np.arange(m, dtype=np.int64), m + keys[order]))
         return cols, np.concatenate((linear, pair_scores[order]))
 
-    def _top_pairs(self, v, k):
+    def _top_pairs(self, v: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         m = self.n_inputs
         X = self.base
         if not sp.issparse(X) and not is_row_blocks(X):
@@ -179,7 +186,7 @@ class PairExpansion:
 
 
 @njit(cache=True)
-def _columns_of_rows(row_ptr, row_cols, m):
+def _columns_of_rows(row_ptr: np.ndarray, row_cols: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For a CSR matrix: each column's rows (increasing) and the positions of those entries in CSR."""
     col_ptr = np.zeros(m + 1, dtype=np.int64)
     for p in range(row_cols.shape[0]):
@@ -199,13 +206,13 @@ def _columns_of_rows(row_ptr, row_cols, m):
 
 
 @njit(cache=True)
-def _worse(sq_a, key_a, sq_b, key_b):
+def _worse(sq_a: float, key_a: int, sq_b: float, key_b: int) -> bool:
     """Whether candidate a ranks below b: a smaller square, or the same and a larger key."""
     return sq_a < sq_b or (sq_a == sq_b and key_a > key_b)
 
 
 @njit(cache=True)
-def _sift_down(heap_sq, heap_key, heap_val, size, at):
+def _sift_down(heap_sq: np.ndarray, heap_key: np.ndarray, heap_val: np.ndarray, size: int, at: int) -> None:
     while True:
         low, left, right = at, 2 * at + 1, 2 * at + 2
         if left < size and _worse(heap_sq[left], heap_key[left], heap_sq[low], heap_key[low]):
@@ -222,7 +229,9 @@ def _sift_down(heap_sq, heap_key, heap_val, size, at):
 
 # Over 8 parameters: the CSC and CSR arrays of X as a compiled kernel takes them (numba caches no objects).
 @njit(cache=True)
-def _top_pair_scores(col_ptr, col_rows, col_pos, row_ptr, row_cols, row_vals, v, k, m):
+def _top_pair_scores(col_ptr: np.ndarray, col_rows: np.ndarray, col_pos: np.ndarray, row_ptr: np.ndarray,
+                     row_cols: np.ndarray, row_vals: np.ndarray, v: np.ndarray, k: int, m: int) -> tuple[np.ndarray,
+                     np.ndarray]:
     """The ``k`` pairs j < l with the largest |sum_i v_i x_ij x_il| (keys j * m + l, scores), in no
     order. For each j the rows holding j scatter their later entries into ``acc``; a min-heap of the
     worst kept pair decides in O(1) for most pairs."""

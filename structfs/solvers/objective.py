@@ -5,19 +5,23 @@
 with R(w) = ||w||^2 / 2 without a budget (SVMperf's 1-slack problem) and half the squared B-support norm
 min_{d in [0,1]^m, sum d <= B} sum_j w_j^2 / d_j with a budget B (Mao & Tsang's FS^Delta_multi).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .._jit import njit
 
 
-def ksupport_sq(w, k):
+def ksupport_sq(w: Any, k: int | None) -> float:
     """min over d in [0,1]^m with sum(d) <= k of sum_j w_j^2 / d_j (the squared k-support norm; k None:
     the squared Euclidean norm)."""
     return float(ksupport_sq_kernel(np.ascontiguousarray(w, dtype=np.float64), 0 if k is None else int(k)))
 
 
 @njit(cache=True)
-def ksupport_sq_kernel(w, k):
+def ksupport_sq_kernel(w: np.ndarray, k: int) -> float:
     """:func:`ksupport_sq` compiled, for the compiled loop and for Python (k = 0: the squared Euclidean norm).
 
     The minimiser caps the q largest |w_j| at d_j = 1 and spreads d_j = |w_j| / lam over the rest with
@@ -45,6 +49,6 @@ def ksupport_sq_kernel(w, k):
     return best if any_feasible else largest
 
 
-def primal_objective(w, w_b, xi, C, budget):
+def primal_objective(w: Any, w_b: float, xi: float, C: float, budget: int | None) -> float:
     """1/2 ||w||_(B)^2 + 1/2 w_b^2 + C xi (||.||_(B) the B-support norm; Euclidean without a budget)."""
     return 0.5 * ksupport_sq(w, budget) + 0.5 * w_b * w_b + C * xi

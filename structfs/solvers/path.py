@@ -1,14 +1,21 @@
 """Debiasing refits along a feature-generation path: unbudgeted solves on one column set after another
 that share their cutting planes."""
-from types import SimpleNamespace
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .compiled_loop import solve_restricted
 from .data import ColumnCache, SolverData, take_columns
-from .feature_generation import MAX_AGE, BestIterate
+from .feature_generation import BestIterate
 from .penalties import penalty_for
 from .working_set import WorkingSet
+
+if TYPE_CHECKING:
+    from .cutting_plane import LossOracle
+    from .feature_generation import Solver
 
 
 class PathRefitter:
@@ -20,19 +27,18 @@ class PathRefitter:
     and each refit starts from the previous one's cuts instead of from w = 0.
     """
 
-    def __init__(self, X, y, loss, C, bias, solver):
+    def __init__(self, X: Any, y: np.ndarray, loss: LossOracle, C: float, bias: float, solver: Solver) -> None:
         data = SolverData.of(X)                    # work on the columns that occur (see SolverPath)
         self.columns, self.X = data.columns, data.X
         self.y, self.loss, self.C = y, loss, C
-        self.settings = SimpleNamespace(tol=solver.tol, max_iter=solver.max_iter, max_age=MAX_AGE,
-                                        callback=lambda rec: None)
+        self.settings = solver.inner_settings()
         self.ws = WorkingSet(self.X.shape[0], bias, C, solver.master_solver)
         coef, self.delta0 = loss.oracle(y, np.zeros(self.X.shape[0]))
         self.ws.add_plane(coef, self.delta0)
-        self.last = None
+        self.last: tuple[np.ndarray, np.ndarray, float] | None = None
         self.uncertified = 0        # refits that ended (max_iter, stalled master) without their certificate
 
-    def refit(self, cols):
+    def refit(self, cols: Any) -> tuple[np.ndarray, np.ndarray, float]:
         """(columns, weights on them, w_b) of the unbudgeted problem on ``cols``."""
         cols = np.asarray(cols, dtype=np.int64)
         if self.last is not None and np.array_equal(cols, self.last[0]):   # same selection as before
@@ -53,7 +59,8 @@ class PathRefitter:
         return self.last
 
 
-def refit_path(X, y, loss, C, column_sets, bias, solver):
+def refit_path(X: Any, y: np.ndarray, loss: LossOracle, C: float, column_sets: Iterable[Any], bias: float,
+               solver: Solver) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """:class:`PathRefitter` over a list of column sets; a list of (columns, weights, w_b)."""
     refitter = PathRefitter(X, y, loss, C, bias, solver)
     return [refitter.refit(cols) for cols in column_sets]

@@ -8,71 +8,55 @@ the largest c_j² (c = X̃'β): feature generation adds that group, and the dual
 regulariser is another object, not another branch of the solver: :class:`GroupBSupport` counts the
 budget in groups of features (FGM's group selection).
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .objective import ksupport_sq
 
-__all__ = ["SquaredL2", "BSupport", "GroupBSupport", "penalty_for", "group_indices"]
+if TYPE_CHECKING:
+    from .working_set import WorkingSet
+
+__all__ = ["Penalty", "SquaredL2", "BSupport", "GroupBSupport", "penalty_for", "group_indices"]
 
 
-class SquaredL2:
-    """½‖w‖²: one group of every feature, nothing to generate."""
+class Penalty:
+    """A regulariser as the solvers use it: its value, and what feature generation asks of it.
 
-    budget = None
+    Without a budget (``budget`` None) the problem is solved in one group of every feature. With one,
+    the outer layer adds the worst-case group for the current dual point (:meth:`select`), bounds the
+    optimum from below (:meth:`lower_bound`) and stops when no group violates the optimality condition
+    by more than the tolerance (:meth:`violation`). A new regulariser is a subclass, not a branch of
+    the solver.
+    """
+
+    budget: int | None = None
     # The budget the compiled loop solves the restricted problem for (0: ½‖w‖²); None where the loop does
     # not cover the penalty and the Python loop runs instead.
-    compiled_budget = 0
+    compiled_budget: int | None = None
 
-    def value(self, w, cols=None):
+    def value(self, w: Any, cols: np.ndarray | None = None) -> float:
         """The penalty of weights ``w`` on the columns ``cols`` (None: every column, in order)."""
-        return 0.5 * ksupport_sq(w, None)
+        raise NotImplementedError
 
-    def on_columns(self, columns):
+    def on_columns(self, columns: np.ndarray) -> Penalty:
         """The penalty of the problem restricted to ``columns`` (the columns that occur in X)."""
         return self
 
-    def restricted(self, n_features, max_features):
+    def restricted(self, n_features: int, max_features: int | None) -> Penalty:
+        """The penalty actually solved for on ``n_features`` columns under the cap ``max_features``."""
         return self
 
-    def __repr__(self):
-        return "SquaredL2()"
-
-
-class BSupport:
-    """Half the squared B-support norm: at most ``budget`` features in each generated group."""
-
-    def __init__(self, budget):
-        self.budget = int(budget)
-
-    @property
-    def compiled_budget(self):
-        return self.budget
-
-    def value(self, w, cols=None):
-        """The penalty of weights ``w`` on the columns ``cols`` (the norm does not depend on which)."""
-        return 0.5 * ksupport_sq(w, self.budget)
-
-    def on_columns(self, columns):
-        return self
-
-    def restricted(self, n_features, max_features):
-        """The penalty actually solved for on ``n_features`` columns under the cap ``max_features``: no
-        group larger than the cap, and ½‖w‖² when one group covers every feature."""
-        budget = self.budget if max_features is None else min(self.budget, max_features)
-        return BSupport(budget) if budget < n_features else SquaredL2()
-
-    def select(self, c):
-        """Sorted indices of the ``budget`` largest c_j² (the worst-case d; introselect, ties broken
-        deterministically)."""
-        if self.budget >= c.shape[0]:
-            return np.arange(c.shape[0])
-        minus_sq = c * c
-        np.negative(minus_sq, out=minus_sq)  # -c^2 in one vector over the columns (3e7 of them for kddb)
-        top = np.argpartition(minus_sq, self.budget - 1, kind="introselect")[:self.budget]
-        return np.sort(top)
+    def select(self, c: np.ndarray) -> np.ndarray:
+        """Sorted indices of the worst-case group for the dual point whose products are ``c``: every
+        column, for a penalty without a budget."""
+        return np.arange(c.shape[0])
 
     @staticmethod
-    def lower_bound(ws, c_top):
+    def lower_bound(ws: WorkingSet, c_top: np.ndarray) -> float:
         """max over t in [0, 1/sum(abar)] of D(t alpha): the dual function on the ray through alpha.
 
         D(t alpha) = t A - t^2 Q / 2 with A = Delta'alpha and Q = c_b^2 + (sum of the B largest c_j^2,
@@ -91,14 +75,56 @@ class BSupport:
         return t * A - 0.5 * t * t * Q
 
     @staticmethod
-    def violation(ws, c_top, c_on):
+    def violation(ws: WorkingSet, c_top: np.ndarray, c_on: Callable[[np.ndarray], np.ndarray]) -> float:
         """(||c_top||^2 - max_t ||c_t||^2) / 2: how much the most violated group would raise the dual
         bound at the current alpha above the restricted problem's (FGM's optimality condition);
         ``c_on(cols)`` gives c on a group's columns."""
         active = max((_squared_norm(c_on(g.cols)) for g in ws.groups), default=0.0)
         return 0.5 * (float(c_top @ c_top) - active)
 
-    def __repr__(self):
+
+class SquaredL2(Penalty):
+    """½‖w‖²: one group of every feature, nothing to generate."""
+
+    compiled_budget = 0
+
+    def value(self, w: Any, cols: np.ndarray | None = None) -> float:
+        return 0.5 * ksupport_sq(w, None)
+
+    def __repr__(self) -> str:
+        return "SquaredL2()"
+
+
+class BSupport(Penalty):
+    """Half the squared B-support norm: at most ``budget`` features in each generated group."""
+
+    budget: int
+
+    def __init__(self, budget: int) -> None:
+        self.budget = int(budget)
+        self.compiled_budget = self.budget
+
+    def value(self, w: Any, cols: np.ndarray | None = None) -> float:
+        """The penalty of weights ``w`` on the columns ``cols`` (the norm does not depend on which)."""
+        return 0.5 * ksupport_sq(w, self.budget)
+
+    def restricted(self, n_features: int, max_features: int | None) -> Penalty:
+        """The penalty actually solved for on ``n_features`` columns under the cap ``max_features``: no
+        group larger than the cap, and ½‖w‖² when one group covers every feature."""
+        budget = self.budget if max_features is None else min(self.budget, max_features)
+        return BSupport(budget) if budget < n_features else SquaredL2()
+
+    def select(self, c: np.ndarray) -> np.ndarray:
+        """Sorted indices of the ``budget`` largest c_j² (the worst-case d; introselect, ties broken
+        deterministically)."""
+        if self.budget >= c.shape[0]:
+            return np.arange(c.shape[0])
+        minus_sq = c * c
+        np.negative(minus_sq, out=minus_sq)  # -c^2 in one vector over the columns (3e7 of them for kddb)
+        top = np.argpartition(minus_sq, self.budget - 1, kind="introselect")[:self.budget]
+        return np.sort(top)
+
+    def __repr__(self) -> str:
         return f"BSupport({self.budget})"
 
 
@@ -114,27 +140,26 @@ class GroupBSupport(BSupport):
     ``groups``: the group index of every column, integers 0..p-1 (see :func:`group_indices`).
     """
 
-    compiled_budget = None      # the compiled loop knows no groups of features
-
-    def __init__(self, budget, groups):
+    def __init__(self, budget: int, groups: Any) -> None:
         super().__init__(budget)
+        self.compiled_budget = None     # the compiled loop knows no groups of features
         self.groups = np.asarray(groups, dtype=np.intp)
         self.n_groups = int(self.groups.max()) + 1 if self.groups.size else 0
 
-    def value(self, w, cols=None):
+    def value(self, w: Any, cols: np.ndarray | None = None) -> float:
         groups = self.groups if cols is None else self.groups[np.asarray(cols, dtype=np.intp)]
         sq_norms = np.bincount(groups, weights=np.asarray(w, dtype=float) ** 2, minlength=self.n_groups)
         return 0.5 * ksupport_sq(np.sqrt(sq_norms), self.budget)
 
-    def on_columns(self, columns):
+    def on_columns(self, columns: np.ndarray) -> Penalty:
         return GroupBSupport(self.budget, group_indices(self.groups[columns]))
 
-    def restricted(self, n_features, max_features):
+    def restricted(self, n_features: int, max_features: int | None) -> Penalty:
         """No cap on the group budget (``max_features`` trims the last group's columns instead); ½‖w‖²
         when B groups cover every group."""
         return self if self.budget < self.n_groups else SquaredL2()
 
-    def select(self, c):
+    def select(self, c: np.ndarray) -> np.ndarray:
         """Sorted columns of the ``budget`` groups with the largest ‖c_G‖² (introselect over the groups)."""
         scores = np.bincount(self.groups, weights=c * c, minlength=self.n_groups)
         np.negative(scores, out=scores)
@@ -142,20 +167,21 @@ class GroupBSupport(BSupport):
         chosen[np.argpartition(scores, self.budget - 1, kind="introselect")[:self.budget]] = True
         return np.flatnonzero(chosen[self.groups])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"GroupBSupport({self.budget}, {self.n_groups} groups)"
 
 
-def _squared_norm(v):
+
+def _squared_norm(v: np.ndarray) -> float:
     return float(v @ v)
 
 
-def group_indices(groups):
+def group_indices(groups: Any) -> np.ndarray:
     """Group labels (any integers) as indices 0..p-1, in the order of the sorted labels."""
     return np.unique(np.asarray(groups), return_inverse=True)[1].astype(np.intp).ravel()
 
 
-def penalty_for(budget, groups=None):
+def penalty_for(budget: int | None, groups: Any = None) -> Penalty:
     """The penalty of a budget (an int, or None for none), counted in features, or in groups when
     ``groups`` gives every feature's group label."""
     if budget is None:

@@ -14,6 +14,10 @@ large n they are the biggest thing a fit holds (41 live planes x n doubles: 6.6 
 
 The two agree up to the order of floating-point sums (tests/test_solvers.py).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from numba import types
@@ -25,23 +29,23 @@ _BLOCK = 4096          # examples per block of the coded combination: the output
 
 
 class DensePlanes:
-    def __init__(self, n_samples):
+    def __init__(self, n_samples: int) -> None:
         self.n = n_samples
         self.K = 0
         self._coef = np.empty((16, n_samples))  # capacity grows by doubling; rows [:K] are live
 
     @classmethod
-    def wrap(cls, buffer, K):
+    def wrap(cls, buffer: np.ndarray, K: int) -> DensePlanes:
         """The store whose first ``K`` rows of ``buffer`` are its planes (the rest is capacity)."""
         store = cls.__new__(cls)
         store.n, store.K, store._coef = buffer.shape[1], K, buffer
         return store
 
     @property
-    def coef(self):
+    def coef(self) -> np.ndarray:
         return self._coef[:self.K]
 
-    def append(self, coef):
+    def append(self, coef: np.ndarray) -> bool:
         """Store a plane; False when this store cannot hold it (never, for the dense store)."""
         K = self.K
         if K == self._coef.shape[0]:
@@ -54,7 +58,7 @@ class DensePlanes:
         self.K += 1
         return True
 
-    def keep(self, kept):
+    def keep(self, kept: np.ndarray) -> None:
         """Keep the planes at the sorted positions ``kept``, in order."""
         # Close the gaps in place, in order, from the first dropped plane on: one row copy per moved
         # plane (a gather of every kept row, then writing it back, was two K x n copies -- 40 ms per
@@ -64,7 +68,7 @@ class DensePlanes:
             self._coef[position] = self._coef[kept[position]]
         self.K = kept.shape[0]
 
-    def combination(self, weights):
+    def combination(self, weights: np.ndarray) -> np.ndarray:
         """sum_k weights_k coef_k (n,)."""
         # The dense K x n product is memory-bound: when most planes are idle (budgeted fits, many
         # groups) gather the weighted rows; otherwise the gather's copy costs more than it saves.
@@ -73,17 +77,21 @@ class DensePlanes:
             return weights[active] @ self._coef[active]
         return weights @ self.coef
 
-    def dots(self, u, count):
+    def dots(self, u: np.ndarray, count: int) -> np.ndarray:
         """(coef_k . u) for the first ``count`` planes."""
         return self._coef[:count] @ u
 
-    def column_products(self, X_cols):
+    def to_dense(self) -> DensePlanes:
+        """The store itself: it holds any plane."""
+        return self
+
+    def column_products(self, X_cols: Any) -> np.ndarray:
         """X_cols' coef_k for every plane: K x |t|."""
         return np.asarray(X_cols.T @ self.coef.T).T
 
 
 class CodedPlanes:
-    def __init__(self, n_samples):
+    def __init__(self, n_samples: int) -> None:
         self.n = n_samples
         # One code row per live plane, each its own buffer: a new plane allocates its row and a dropped
         # one frees it. (A K x n block grown by doubling copied every row beside the old block --
@@ -94,10 +102,10 @@ class CodedPlanes:
         self.levels = np.zeros((16, 256))          # plane k's coefficient with code c: levels[k, c]
 
     @property
-    def K(self):
+    def K(self) -> int:
         return len(self.codes)
 
-    def append(self, coef):
+    def append(self, coef: np.ndarray) -> bool:
         K = self.K
         if K == self.levels.shape[0]:
             levels = np.zeros((2 * K, 256))
@@ -114,7 +122,7 @@ class CodedPlanes:
         self.codes.append(row)
         return True
 
-    def keep(self, kept):
+    def keep(self, kept: np.ndarray) -> None:
         codes = List.empty_list(types.Array(types.uint8, 1, "C"))
         for k in kept:
             codes.append(self.codes[k])
@@ -123,19 +131,19 @@ class CodedPlanes:
             self.levels[position] = self.levels[kept[position]]
             self.bits[position] = self.bits[kept[position]]
 
-    def combination(self, weights):
+    def combination(self, weights: np.ndarray) -> np.ndarray:
         active = np.flatnonzero(weights)
         return _combination(self.codes, self.bits, self.levels, active, weights[active], self.n)
 
-    def dots(self, u, count):
+    def dots(self, u: np.ndarray, count: int) -> np.ndarray:
         return _dots(self.codes, self.bits, self.levels, count, np.ascontiguousarray(u, dtype=np.float64))
 
-    def column_products(self, X_cols):
+    def column_products(self, X_cols: Any) -> np.ndarray:
         X_cols = sp.csc_matrix(X_cols, dtype=np.float64)
         return _column_products(self.codes, self.bits, self.levels, self.K, X_cols.indptr, X_cols.indices,
                                 X_cols.data)
 
-    def to_dense(self):
+    def to_dense(self) -> DensePlanes:
         """The same planes as a :class:`DensePlanes`."""
         dense = DensePlanes(self.n)
         for k in range(self.K):
@@ -143,14 +151,14 @@ class CodedPlanes:
         return dense
 
 
-def _first_gap(kept):
+def _first_gap(kept: np.ndarray) -> int:
     """The first position whose plane moves (kept[p] != p), or len(kept) when none does."""
     moved = np.flatnonzero(kept != np.arange(kept.shape[0]))
     return int(moved[0]) if moved.shape[0] else kept.shape[0]
 
 
 @njit(cache=True)
-def _encode(coef, codes, levels):
+def _encode(coef: np.ndarray, codes: np.ndarray, levels: np.ndarray) -> int:
     """codes/levels of one plane (levels in order of first appearance); the number of levels, or -1
     past 255 values."""
     n_levels = 0
@@ -177,7 +185,7 @@ def _encode(coef, codes, levels):
 
 
 @njit(cache=True)
-def _pack2(codes):
+def _pack2(codes: np.ndarray) -> np.ndarray:
     """Codes below 4, four to a byte: example i in bits 2 (i % 4) of byte i // 4."""
     out = np.zeros((codes.shape[0] + 3) // 4, dtype=np.uint8)
     for i in range(codes.shape[0]):
@@ -186,14 +194,14 @@ def _pack2(codes):
 
 
 @njit(cache=True, inline="always")
-def _code(row, bits, i):
+def _code(row: np.ndarray, bits: int, i: int) -> int:
     if bits == 2:
         return (row[i >> 2] >> ((i & 3) << 1)) & 3
     return row[i]
 
 
 @njit(cache=True)
-def _unpacked(row, bits, n):
+def _unpacked(row: np.ndarray, bits: int, n: int) -> np.ndarray:
     out = np.empty(n, dtype=np.uint8)
     for i in range(n):
         out[i] = _code(row, bits, i)
@@ -201,7 +209,8 @@ def _unpacked(row, bits, n):
 
 
 @njit(cache=True)
-def _combination(codes, bits, levels, active, weights, n):
+def _combination(codes: Any, bits: np.ndarray, levels: Any, active: np.ndarray, weights: np.ndarray,
+                 n: int) -> np.ndarray:
     out = np.zeros(n)
     table = np.empty(256)
     for start in range(0, n, _BLOCK):
@@ -221,7 +230,7 @@ def _combination(codes, bits, levels, active, weights, n):
 
 
 @njit(cache=True)
-def _dots(codes, bits, levels, K, u):
+def _dots(codes: Any, bits: np.ndarray, levels: Any, K: int, u: np.ndarray) -> np.ndarray:
     out = np.zeros(K)
     for k in range(K):
         row = codes[k]
@@ -237,7 +246,8 @@ def _dots(codes, bits, levels, K, u):
 
 
 @njit(cache=True)
-def _column_products(codes, bits, levels, K, indptr, indices, data):
+def _column_products(codes: Any, bits: np.ndarray, levels: Any, K: int, indptr: np.ndarray, indices: np.ndarray,
+                     data: np.ndarray) -> np.ndarray:
     out = np.zeros((K, indptr.shape[0] - 1))
     for k in range(K):
         row, b = codes[k], bits[k]

@@ -21,8 +21,11 @@ with G_t = F_t F_t'. Each quadratic constraint is one second-order cone
 ``solve_master_cvxpy`` states the same problem in cvxpy, as the readable reference the tests compare
 against and as the fallback when ECOS does not report an optimal solution.
 """
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,24 +45,28 @@ class MasterSolution:
     solver: str
 
 
-def gram_factor(G, tol=1e-12):
+def gram_factor(G: np.ndarray, tol: float = 1e-12) -> np.ndarray:
     """F with G ~= F F' (eigen-decomposition, tiny eigenvalues dropped)."""
     lam, V = np.linalg.eigh((G + G.T) / 2.0)
     keep = lam > tol * max(lam.max(initial=0.0), 1e-300)
     return V[:, keep] * np.sqrt(lam[keep])
 
 
-def master_value(abar, grams, delta, C):
+def master_value(abar: np.ndarray, grams: Any, delta: np.ndarray, C: float) -> float:
     """C * (Delta'abar - max_t (C/2) abar'G_t abar): the master objective at any feasible abar."""
     quad = max(float(abar @ G @ abar) for G in grams)
     return C * (float(delta @ abar) - 0.5 * C * quad)
 
 
-def _ecos_problem(factors, delta, C):
+def _ecos_problem(factors: list[np.ndarray], delta: np.ndarray, C: float) -> tuple[np.ndarray, Any, np.ndarray,
+                  dict[str, Any]]:
     K = delta.shape[0]
     n_var = K + 1                        # abar (K), theta'
     c = np.concatenate([-delta, [1.0]])
-    rows, cols, vals, h = [], [], [], []
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    h: list[Any] = []
     # linear cone: -abar <= 0, sum(abar) <= 1
     rows.append(np.arange(K)); cols.append(np.arange(K)); vals.append(-np.ones(K))
     rows.append(np.full(K, K)); cols.append(np.arange(K)); vals.append(np.ones(K))
@@ -82,7 +89,8 @@ def _ecos_problem(factors, delta, C):
     return c, G, np.concatenate([np.asarray(x, dtype=float) for x in h]), {"l": K + 1, "q": cone_dims}
 
 
-def solve_master_ecos(factors, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9):
+def solve_master_ecos(factors: list[np.ndarray], delta: np.ndarray, C: float, feastol: float = 1e-9,
+                      abstol: float = 1e-9, reltol: float = 1e-9) -> tuple[MasterSolution | None, Any]:
     """ECOS on the cone program above. Returns (MasterSolution or None, ECOS exit flag)."""
     import ecos
 
@@ -105,7 +113,9 @@ def solve_master_ecos(factors, delta, C, feastol=1e-9, abstol=1e-9, reltol=1e-9)
     return MasterSolution(abar, normalise_weights(np.array(mu)), np.nan, "ecos"), flag
 
 
-def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-8, abstol=1e-8, reltol=1e-8):
+def solve_master_ecos_shared(F_union: np.ndarray, members: list[np.ndarray], delta: np.ndarray, C: float,
+                             feastol: float = 1e-8, abstol: float = 1e-8,
+                             reltol: float = 1e-8) -> tuple[MasterSolution | None, Any]:
     """ECOS on the same problem with shared variables u = 2 sqrt(C) F_union' abar.
 
     ``F_union`` (K x p) holds the planes' values on the union of the groups' columns (the bias
@@ -123,8 +133,10 @@ def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-8, abstol=1e
     A = sp.hstack([sp.csc_matrix(-2.0 * np.sqrt(C) * F_union.T), sp.csc_matrix((p, 1)), sp.identity(p, format="csc")],
                   format="csc")
     b = np.zeros(p)
-    rows, cols, vals, h = [np.arange(K), np.full(K, K)], [np.arange(K), np.arange(K)], [-np.ones(K), np.ones(K)], \
-        [np.zeros(K), [1.0]]
+    rows: list[np.ndarray] = [np.arange(K), np.full(K, K)]
+    cols: list[np.ndarray] = [np.arange(K), np.arange(K)]
+    vals: list[np.ndarray] = [-np.ones(K), np.ones(K)]
+    h: list[Any] = [np.zeros(K), [1.0]]
     r0 = K + 1
     cone_dims = []
     for idx in members:
@@ -136,9 +148,9 @@ def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-8, abstol=1e
         cone_dims.append(r + 2)
         r0 += r + 2
     G = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(r0, n_var))
-    h = np.concatenate([np.asarray(x, dtype=float) for x in h])
+    h_vector = np.concatenate([np.asarray(x, dtype=float) for x in h])
     dims = {"l": K + 1, "q": cone_dims}
-    sol = ecos.solve(c, G, h, dims, A, b, verbose=False, feastol=feastol, abstol=abstol, reltol=reltol,
+    sol = ecos.solve(c, G, h_vector, dims, A, b, verbose=False, feastol=feastol, abstol=abstol, reltol=reltol,
                      max_iters=200)
     flag = sol["info"]["exitFlag"]
     if flag not in (0, 10) or sol["x"] is None:
@@ -154,7 +166,8 @@ def solve_master_ecos_shared(F_union, members, delta, C, feastol=1e-8, abstol=1e
     return MasterSolution(abar, normalise_weights(np.array(mu)), np.nan, "ecos"), flag
 
 
-def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
+def solve_master_cvxpy(factors: list[np.ndarray], delta: np.ndarray, C: float, solver: str | None = None,
+                       **solver_opts: Any) -> tuple[MasterSolution | None, str]:
     """Reference formulation of the same master problem in cvxpy (default solver: Clarabel)."""
     import cvxpy as cp
 
@@ -178,13 +191,13 @@ def solve_master_cvxpy(factors, delta, C, solver=None, **solver_opts):
     return MasterSolution(a, mu, np.nan, f"cvxpy-{prob.solver_stats.solver_name}"), prob.status
 
 
-def normalise_weights(mu):
+def normalise_weights(mu: Any) -> np.ndarray:
     """Group weights on the simplex: negatives and NaN (solver noise) to 0, then sum 1 (uniform if all 0)."""
     return simplex_weights(np.ascontiguousarray(mu, dtype=np.float64))
 
 
 @njit(cache=True)
-def simplex_weights(mu):
+def simplex_weights(mu: np.ndarray) -> np.ndarray:
     """:func:`normalise_weights` compiled, for the compiled loop and for Python."""
     out = np.empty(mu.shape[0])
     for i in range(mu.shape[0]):
@@ -199,7 +212,7 @@ def simplex_weights(mu):
     return np.full(mu.shape[0], 1.0 / mu.shape[0])
 
 
-def solve_master_ipm(grams, delta, C, gap_tol):
+def solve_master_ipm(grams: Any, delta: np.ndarray, C: float, gap_tol: float) -> tuple[MasterSolution | None, str]:
     """The dense interior-point method of ``qcqp_ipm.py``; returns (MasterSolution or None, reason)."""
     Gs = np.ascontiguousarray(grams if isinstance(grams, np.ndarray) else np.stack(grams), dtype=np.float64)
     x, lam_q, iterations, converged = ipm_master(Gs, np.ascontiguousarray(delta, dtype=np.float64),
@@ -211,8 +224,10 @@ def solve_master_ipm(grams, delta, C, gap_tol):
     return MasterSolution(plane_weights(x), normalise_weights(lam_q), np.nan, "ipm"), "optimal"
 
 
-def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=None,
-                 master_solver=_defaults.MASTER_SOLVER):
+def solve_master(grams: Any, delta: np.ndarray, C: float, abar0: np.ndarray | None = None,
+                 factors: list[np.ndarray] | None = None, qp_tol: float | None = None,
+                 shared: tuple[np.ndarray, list[np.ndarray]] | None = None,
+                 master_solver: str = _defaults.MASTER_SOLVER) -> MasterSolution:
     """Solve the master problem for Gram matrices ``grams`` (one per group).
 
     One group is a QP over the capped simplex, solved exactly by the active-set method with a warm
@@ -241,11 +256,10 @@ def solve_master(grams, delta, C, abar0=None, factors=None, qp_tol=None, shared=
         if factors is None:
             factors = [gram_factor(G) for G in grams]
         result, flag = solve_master_ecos(factors, delta, C)
-    if result is None:
         for solver in ("CLARABEL", "SCS"):
-            result, status = solve_master_cvxpy(factors, delta, C, solver)
             if result is not None:
                 break
+            result, status = solve_master_cvxpy(factors, delta, C, solver)
     if result is None:
         warnings.warn(f"The master QCQP was not solved (ECOS exit flag {flag}, cvxpy status {status}); "
                       "continuing from the previous point.", ConvergenceWarning, stacklevel=3)

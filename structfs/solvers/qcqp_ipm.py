@@ -24,13 +24,15 @@ falls back to ECOS), so this solver only has to be fast and usually right. Where
 Newton matrix indefinite its diagonal is shifted and the factorisation retried (:func:`_cholesky`);
 where no shift repairs it the answer is NaN, which the caller treats as a failure.
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .._jit import njit
 
 
 @njit(cache=True)
-def _max_step(v, dv):
+def _max_step(v: np.ndarray, dv: np.ndarray) -> float:
     step = 1.0
     for i in range(v.shape[0]):
         if dv[i] < 0.0:
@@ -39,7 +41,7 @@ def _max_step(v, dv):
 
 
 @njit(cache=True)
-def _factor(H, L):
+def _factor(H: np.ndarray, L: np.ndarray) -> bool:
     """The Cholesky factor of H into the lower triangle of L; False where a pivot is not positive.
     Written out rather than ``np.linalg.cholesky``, which signals failure by raising: an exception
     in compiled code leaks the arrays it had allocated (numba's runtime counted four a failure)."""
@@ -61,7 +63,7 @@ def _factor(H, L):
 
 
 @njit(cache=True)
-def _cholesky(H):
+def _cholesky(H: np.ndarray) -> tuple[np.ndarray, bool]:
     """(L, factored): the Cholesky factor of H; where round-off has made H indefinite (near the
     optimum the barrier terms span 1e20), its diagonal is shifted by growing multiples of its largest
     entry, 1e-12 to 1e-2: the step is then damped but still drives the residuals down, which decide
@@ -83,7 +85,7 @@ def _cholesky(H):
 
 
 @njit(cache=True)
-def _cholesky_solve(L, b, out):
+def _cholesky_solve(L: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """out = (L L')^{-1} b by forward and back substitution."""
     n = b.shape[0]
     for i in range(n):
@@ -99,7 +101,7 @@ def _cholesky_solve(L, b, out):
 
 
 @njit(cache=True)
-def plane_weights(x):
+def plane_weights(x: np.ndarray) -> np.ndarray:
     """An interior-point answer ``x`` as plane weights on the capped simplex: clipped at 0, planes at
     1e-12 of the largest weight set to 0 (interior points never reach the bound: these are the
     inactive ones, and zeroing them keeps the point feasible and lets the caller skip them), and
@@ -115,7 +117,8 @@ def plane_weights(x):
 # Over 80 lines: one interior-point iteration in buffers allocated once, with loops rather than calls;
 # the residuals, the Newton matrix, the predictor-corrector direction and the step are its marked parts.
 @njit(cache=True)
-def ipm_master(Gs, delta, C, gap_tol, max_iter):
+def ipm_master(Gs: np.ndarray, delta: np.ndarray, C: float, gap_tol: float, max_iter: int) -> tuple[np.ndarray,
+               np.ndarray, int, bool]:
     """Solve the scaled master; returns (x, mu, iterations, converged), x NaN where the Newton matrix
     could not be factored.
 

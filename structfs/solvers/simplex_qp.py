@@ -16,13 +16,15 @@ Two solvers, same answer:
 
 The Frank-Wolfe gap g'x - min(g), g = Qx - b, bounds the suboptimality of either answer.
 """
+from __future__ import annotations
+
 import numpy as np
 
 from .._jit import njit
 
 
 @njit(cache=True)
-def _curvature(Q, K, i, j):
+def _curvature(Q: np.ndarray, K: int, i: int, j: int) -> float:
     """Second derivative of f along e_i - e_j (index K is the slack coordinate, whose Q is zero)."""
     if i < K and j < K:
         return Q[i, i] + Q[j, j] - 2.0 * Q[i, j]
@@ -34,7 +36,7 @@ def _curvature(Q, K, i, j):
 
 
 @njit(cache=True)
-def _smo(Q, b, x, tol, max_iter):
+def _smo(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int) -> tuple[int, float]:
     K = b.shape[0]
     # coordinates 0..K-1 are the planes; K is the slack (Q = 0, b = 0).
     g = Q @ x[:K] - b
@@ -49,7 +51,7 @@ def _smo(Q, b, x, tol, max_iter):
             if g[i] < g_up:
                 g_up = g[i]
                 i_up = i
-        fw_gap = x[K] * (g_slack - g_up)
+        fw_gap = float(x[K] * (g_slack - g_up))
         for j in range(K):
             fw_gap += x[j] * (g[j] - g_up)
         if fw_gap <= tol:
@@ -94,13 +96,13 @@ def _smo(Q, b, x, tol, max_iter):
     return it, fw_gap
 
 
-def _fw_gap(Q, b, x):
+def _fw_gap(Q: np.ndarray, b: np.ndarray, x: np.ndarray) -> float:
     g = np.append(Q @ x[:-1] - b, 0.0)
     return float(g @ x - g.min())
 
 
 @njit(cache=True)
-def _lu_solve(A, rhs):
+def _lu_solve(A: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, bool]:
     """(x, solved): A x = rhs by Gaussian elimination with partial pivoting; ``solved`` False at an
     exactly zero pivot (LAPACK's dgesv test). Written out rather than ``np.linalg.solve``, which
     signals a singular matrix by raising: an exception in compiled code leaks the arrays it had
@@ -134,7 +136,7 @@ def _lu_solve(A, rhs):
 
 
 @njit(cache=True)
-def _kkt_solve(A, rhs, scale):
+def _kkt_solve(A: np.ndarray, rhs: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
     """Solution of the KKT system and its residual: LU first (about ten times cheaper than the SVD
     behind least squares), the least-squares solution where LU fails or leaves a residual."""
     sol, ok = _lu_solve(A, rhs)
@@ -147,7 +149,7 @@ def _kkt_solve(A, rhs, scale):
 
 
 @njit(cache=True)
-def active_set(Q, b, x, tol, max_iter):
+def active_set(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int) -> tuple[int, float]:
     """Primal active-set method on the simplex {x >= 0, sum(x) = 1} (slack last). Modifies x.
 
     Returns (steps, fw_gap); fw_gap is inf when ``max_iter`` ran out. Compiled: the masters of small
@@ -218,7 +220,7 @@ def active_set(Q, b, x, tol, max_iter):
 
 
 @njit(cache=True)
-def simplex_qp(Q, b, x, tol, max_iter):
+def simplex_qp(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int) -> tuple[float, int]:
     """Minimise 1/2 x'Qx - b'x over the simplex from the feasible ``x`` (length K + 1, slack last),
     in place; returns (fw_gap, steps). The active-set method runs first; if it stalls (badly scaled
     planes leave it a little short of ``tol``), SMO continues from its point and the answer with the
@@ -244,7 +246,7 @@ def simplex_qp(Q, b, x, tol, max_iter):
 
 
 @njit(cache=True)
-def simplex_point(x0):
+def simplex_point(x0: np.ndarray) -> np.ndarray:
     """The simplex point (length K + 1, slack last) of plane weights ``x0`` (length K): clipped at 0,
     scaled to sum at most 1, the slack taking the rest."""
     K = x0.shape[0]
@@ -257,7 +259,7 @@ def simplex_point(x0):
     return x
 
 
-def feasible_start(x0, K):
+def feasible_start(x0: np.ndarray | None, K: int) -> np.ndarray:
     """The simplex point (length K + 1, slack last) a warm start ``x0`` (length K, or None) gives."""
     if x0 is None:
         x = np.zeros(K + 1)
@@ -269,7 +271,8 @@ def feasible_start(x0, K):
     return simplex_point(x0)
 
 
-def solve_simplex_qp(Q, b, x0=None, tol=1e-10, max_iter=200_000):
+def solve_simplex_qp(Q: np.ndarray, b: np.ndarray, x0: np.ndarray | None = None, tol: float = 1e-10,
+                     max_iter: int = 200_000) -> tuple[np.ndarray, float, int]:
     """Minimise 1/2 x'Qx - b'x over {x >= 0, sum(x) <= 1}.
 
     Returns (x, fw_gap, n_steps). ``x0`` (length K, feasible) warm-starts; ``tol`` is absolute on the

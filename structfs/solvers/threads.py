@@ -4,16 +4,19 @@
 one call per fold path and per polish, which cost a MIL search 7% of its time. One
 ``ThreadpoolController``, made at the first fit (when NumPy's BLAS is loaded), scans once.
 """
+from __future__ import annotations
+
 import functools
+from typing import Any
 
 
 @functools.cache
-def _controller():
+def _controller() -> Any:
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
 
 
-def blas_limited(n_threads):
+def blas_limited(n_threads: int | None) -> Any:
     """A context in which BLAS runs ``n_threads`` threads."""
     return _controller().limit(limits=n_threads, user_api="blas")

@@ -5,11 +5,15 @@ A plane is stored by its per-example coefficients coef_k (Psi_k = X~' coef_k) so
 restricted to a group added later (``plane_store.py``: float64 rows, or codes of two bits or one byte
 per example for data on disk or on a cluster); each group keeps its Gram matrix G_t, updated by one row per new plane.
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
-from .data import matvec, matvec_t
+from .data import ColumnCache, matvec, matvec_t
 from .plane_store import CodedPlanes, DensePlanes
-from .qcqp import gram_factor, normalise_weights, solve_master
+from .qcqp import MasterSolution, gram_factor, normalise_weights, solve_master
 
 # A group keeps its planes' values (K x |t|) while |t| is at most this many times n.
 VALUES_PER_EXAMPLE = 2
@@ -19,7 +23,9 @@ class FeatureGroup:
     """One group of columns with its slice (or the column cache it reads it from) and the planes
     restricted to it."""
 
-    def __init__(self, cols, X_cols, n_samples, cache=None):
+    values: DensePlanes     # the K x |t| plane values on the group, kept when ``keep_values``
+
+    def __init__(self, cols: np.ndarray, X_cols: Any, n_samples: int, cache: ColumnCache | None = None) -> None:
         self.cols = cols                      # original feature indices, sorted
         # Keep the planes restricted to the group (K x |t|) when that is at most twice the planes
         # themselves (K x n): Gram rows and the dual direction are then dense K x |t| products instead
@@ -29,35 +35,34 @@ class FeatureGroup:
         # copies of 100 selected columns were 1.2 GB): new planes are restricted through the cache.
         self.cache = cache if self.keep_values else None
         self.X = None if self.cache is not None else X_cols     # n x |t| slice (CSC or dense)
-        self.values = None                    # DensePlanes of the K x |t| plane values on the group
-        self.G = None                         # K x K Gram of the planes on the group (no bias part)
+        self.G = np.zeros((0, 0))             # K x K Gram of the planes on the group (no bias part)
         self.age = 0                          # master solves since the group last had weight mu > 0
 
 
 class WorkingSet:
     """Planes (coef, Delta), groups, their Gram matrices and the current master solution."""
 
-    def __init__(self, n_samples, bias, C, master_solver, coded=False):
+    def __init__(self, n_samples: int, bias: float, C: float, master_solver: str, coded: bool = False) -> None:
         self.n = n_samples
         self.master_solver = master_solver    # multi-group master solver: "ipm" or "ecos"
         self.bias = bias
         self.C = C
         # coef_k of the live planes; coded (2 bits or 1 byte per example) for data on disk or on a cluster
         self.coded = coded
-        self.planes = CodedPlanes(n_samples) if coded else DensePlanes(n_samples)
+        self.planes: CodedPlanes | DensePlanes = CodedPlanes(n_samples) if coded else DensePlanes(n_samples)
         self.delta = np.zeros(0)
         self.age = np.zeros(0, dtype=np.int64)
         self.coef_sum = np.zeros(0)           # sum_i coef_ki: the plane's bias coordinate / bias
-        self.groups = []
+        self.groups: list[FeatureGroup] = []
         self.abar = np.zeros(0)
         self.mu = np.zeros(0)
 
     @property
-    def K(self):
+    def K(self) -> int:
         return self.delta.shape[0]
 
     # -- planes ------------------------------------------------------------------------------------
-    def add_plane(self, coef, delta):
+    def add_plane(self, coef: np.ndarray, delta: float) -> None:
         K = self.K
         if not self.planes.append(coef):      # more distinct values than the codes hold: go dense
             self.planes = self.planes.to_dense()
@@ -82,7 +87,7 @@ class WorkingSet:
                 row = self.planes.dots(matvec(g.X, v), K)
             g.G = _grow_gram(g.G, row, float(v @ v))
 
-    def drop_planes(self, keep):
+    def drop_planes(self, keep: np.ndarray) -> None:
         """Forget planes with ``keep`` False (long inactive): their rows and columns everywhere."""
         self.planes.keep(np.flatnonzero(keep))
         self.delta, self.age = self.delta[keep], self.age[keep]
@@ -96,7 +101,7 @@ class WorkingSet:
                 g.values.keep(np.flatnonzero(keep))
 
     # -- groups ------------------------------------------------------------------------------------
-    def add_group(self, cols, X_cols, cache=None):
+    def add_group(self, cols: np.ndarray, X_cols: Any, cache: ColumnCache | None = None) -> FeatureGroup:
         """A group of columns ``cols`` with their slice ``X_cols``; ``cache`` (a ColumnCache holding
         them, optional): later planes are restricted through it and the group keeps no slice."""
         g = FeatureGroup(cols, X_cols, self.n, cache)
@@ -110,7 +115,7 @@ class WorkingSet:
         self.mu = np.append(self.mu, 0.0)
         return g
 
-    def grams(self):
+    def grams(self) -> np.ndarray:
         """G_t including the bias coordinate, which every group shares: a T x K x K array."""
         bias_part = (self.bias ** 2) * np.outer(self.coef_sum, self.coef_sum)
         out = np.empty((len(self.groups), self.K, self.K))
@@ -118,7 +123,7 @@ class WorkingSet:
             np.add(g.G, bias_part, out=out[t])
         return out
 
-    def factors(self, grams):
+    def factors(self, grams: np.ndarray) -> list[np.ndarray]:
         """F_t with G_t = F_t F_t': the plane values themselves when that is thin, else eigen."""
         out = []
         for g, G in zip(self.groups, grams):
@@ -128,7 +133,7 @@ class WorkingSet:
                 out.append(gram_factor(G))
         return out
 
-    def shared_values(self):
+    def shared_values(self) -> tuple[np.ndarray, list[np.ndarray]] | None:
         """(F_union, members): plane values on the union of the groups' columns plus the bias column,
         and each group's positions in it; None when a group does not keep its values."""
         if not all(g.keep_values for g in self.groups):
@@ -143,7 +148,7 @@ class WorkingSet:
         F[:, -1] = self.bias * self.coef_sum
         return F, members
 
-    def solve_master(self, qp_tol=None):
+    def solve_master(self, qp_tol: float | None = None) -> MasterSolution:
         grams = self.grams()
         # ECOS's inputs (plane values or Gram factors) are built only when ECOS is the first choice;
         # as the interior-point method's fallback it factors the Gram matrices itself.
@@ -162,7 +167,7 @@ class WorkingSet:
             g.age = 0 if mu > 1e-8 else g.age + 1
         return sol
 
-    def drop_groups(self, max_age):
+    def drop_groups(self, max_age: int) -> None:
         """Forget groups without weight for ``max_age`` solves (the outer layer re-adds a group that
         becomes most violated again), which keeps the QCQP small."""
         keep = [g.age <= max_age for g in self.groups]
@@ -171,7 +176,7 @@ class WorkingSet:
         self.groups = [g for g, k in zip(self.groups, keep) if k]
         self.mu = normalise_weights(self.mu[np.array(keep)])
 
-    def direction_on(self, cache):
+    def direction_on(self, cache: ColumnCache) -> tuple[np.ndarray, float]:
         """(X_U' beta, sum_i beta_i) on the cache's columns U, beta as in :meth:`beta`.
 
         When every group keeps its planes' values, from them: X_t' beta = sum_k alpha_k X_t' coef_k, one
@@ -188,14 +193,14 @@ class WorkingSet:
         beta = self.beta()
         return matvec_t(cache.X, beta), beta.sum()
 
-    def beta(self):
+    def beta(self) -> np.ndarray:
         """beta = sum_k alpha_k coef_k (n,), alpha = C * abar: c = X~' beta is the dual direction."""
         beta = self.planes.combination(self.abar)
         beta *= self.C                        # in place: an n-vector at large n
         return beta
 
 
-def _grow_gram(G, row, diag):
+def _grow_gram(G: np.ndarray | None, row: np.ndarray, diag: float) -> np.ndarray:
     K = row.shape[0]
     out = np.empty((K + 1, K + 1))
     out[:K, :K] = G
