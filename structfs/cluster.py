@@ -18,12 +18,12 @@ import scipy.sparse as sp
 
 from ._validation import check_magnitude
 from .shards import ShardedMatrix, compact_weights
-from .solvers.data import occurring_columns, select_columns, sorted_unique
+from .solvers.data import RowBlocks, occurring_columns, select_columns, sorted_unique
 
 __all__ = ["DaskRowBlocks"]
 
 
-class DaskRowBlocks:
+class DaskRowBlocks(RowBlocks):
     """An (n_samples, n_features) matrix whose row blocks live on the workers of a Dask ``client``.
 
     Build it with :meth:`from_shards` (each worker reads its blocks from a shard directory on a disk

@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from ._files import DIR_MODE, crc32_of_file, file_digests, read_small_text, sha256_of_file
 from ._jit import njit
 from ._validation import MAX_ABS_VALUE, check_magnitude
-from .solvers.data import column_positions, compressed_dot, sorted_unique
+from .solvers.data import RowBlocks, column_positions, compressed_dot, sorted_unique
 
 __all__ = ["ShardWriter", "ShardedMatrix", "write_shards", "svmlight_to_shards", "is_shard_directory"]
 
@@ -203,7 +203,7 @@ def svmlight_to_shards(sources, path, shard_bytes=256 * 2 ** 20, dtype=np.float6
         raise
 
 
-class ShardedMatrix:
+class ShardedMatrix(RowBlocks):
     """A shard directory as a read-only (n_samples, n_features) matrix streamed from disk.
 
     It provides what feature generation needs (:mod:`structfs.solvers.data`): ``rmatvec`` (X' v over

@@ -242,3 +242,41 @@ def test_both_svmlight_readers_refuse_a_value_no_estimator_takes(tmp_path, value
         load_svmlight(path)
     with pytest.raises(ValueError, match="line 2: .*beyond 1e\\+100"):
         svmlight_to_shards(path, tmp_path / "d")
+
+
+def test_a_row_blocks_subclass_fits_as_the_matrix_it_holds():
+    """RowBlocks is the whole contract with the solver: a minimal subclass over an in-memory matrix
+    (its own passes, its own compact view) gives the model of the matrix itself, and predicts
+    through the default ``dot``."""
+    from sklearn.datasets import make_classification
+
+    from structfs import StructSVM
+    from structfs.solvers.data import RowBlocks, occurring_columns, select_columns
+
+    class InMemory(RowBlocks):
+        def __init__(self, X, compact=False):
+            self.X, self.compact, self.shape = sp.csr_matrix(X), compact, X.shape
+
+        def rmatvec(self, v):
+            return np.asarray(self.X.T @ v).ravel()
+
+        def matvec(self, w):
+            return np.asarray(self.X @ w).ravel()
+
+        def take_columns(self, cols):
+            return sp.csc_matrix(self.X[:, cols])
+
+        def occurring_columns(self):
+            return None if self.compact else occurring_columns(self.X)
+
+        def compacted(self):
+            columns = self.occurring_columns()
+            return self if columns is None else InMemory(select_columns(self.X, columns), compact=True)
+
+    X, y = make_classification(150, 12, n_informative=4, random_state=1)
+    X[:, 5] = 0.0                                       # a column that never occurs
+    on_blocks = StructSVM(budget=3, C=10.0).fit(InMemory(X), y)
+    in_memory = StructSVM(budget=3, C=10.0).fit(sp.csr_matrix(X), y)
+    assert np.array_equal(on_blocks.selected_features_, in_memory.selected_features_)
+    assert abs(on_blocks.objective_ - in_memory.objective_) <= 10.0 * in_memory.tol
+    assert np.allclose(on_blocks.decision_function(InMemory(X)), on_blocks.decision_function(X))

@@ -4,13 +4,13 @@ Per outer iteration feature generation needs one product X~' beta over all colum
 only the columns of the selected groups (the cache) and one oracle call on the n scores. Everything
 that touches X goes through this module.
 
-Besides ndarrays and scipy.sparse matrices X may be *row blocks on disk* (structfs.shards.ShardedMatrix,
-or any object with its interface): ``shape``, ``rmatvec(v)`` (X' v, one pass), ``matvec(w)``,
-``take_columns(cols)`` (those columns in memory), ``occurring_columns()`` and ``compacted()``. The
-solver never needs more of X than that, so such data are never loaded whole.
+Besides ndarrays and scipy.sparse matrices X may be :class:`RowBlocks`: rows on disk, on a cluster, or
+columns formed on demand, which the solver reads only through that class's few operations, so such
+data are never loaded whole.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,9 +22,49 @@ if TYPE_CHECKING:
     from .working_set import WorkingSet
 
 
+class RowBlocks(ABC):
+    """An (n_samples, n_features) matrix the solver reads in passes over its rows, never whole.
+
+    What a fit needs of X, and all it asks of such data: the product X' v over every column
+    (:meth:`rmatvec`, feature generation's one pass per group), X w (:meth:`matvec`), a few columns in
+    memory (:meth:`take_columns`, the selected groups' cache), and the columns that occur with the
+    compact view numbered by them (:meth:`occurring_columns`, :meth:`compacted`). Implemented by
+    :class:`structfs.shards.ShardedMatrix` (rows on disk), :class:`structfs.cluster.DaskRowBlocks`
+    (rows on a cluster) and the pair products of ``interactions=True``; another source is a subclass
+    (or registered with ``RowBlocks.register``). Only budgeted fits take such data: the unbudgeted
+    problem needs every column at once.
+    """
+
+    shape: tuple[int, int]
+
+    @abstractmethod
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
+        """X' v (n_features,), one pass over the rows."""
+
+    @abstractmethod
+    def matvec(self, w: np.ndarray) -> np.ndarray:
+        """X w (n_samples,) for dense weights on every column, one pass."""
+
+    @abstractmethod
+    def take_columns(self, cols: np.ndarray) -> Any:
+        """The columns ``cols`` (sorted) in memory, CSC or dense (n_samples x len(cols)), one pass."""
+
+    @abstractmethod
+    def occurring_columns(self) -> np.ndarray | None:
+        """The sorted columns with a nonzero entry (None: every column, or numbered so already)."""
+
+    @abstractmethod
+    def compacted(self) -> RowBlocks:
+        """The same rows on the occurring columns only, numbered 0..len-1 in their order."""
+
+    def dot(self, columns: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """X w for the weights ``values`` on the sorted columns ``columns`` (predictions), one pass."""
+        return np.asarray(self.take_columns(columns) @ values).ravel()
+
+
 def is_row_blocks(X: Any) -> bool:
-    """True for out-of-core data (see the module's docstring), which stays where it is."""
-    return hasattr(X, "take_columns") and hasattr(X, "rmatvec")
+    """True for :class:`RowBlocks`, which stay where they are."""
+    return isinstance(X, RowBlocks)
 
 
 def as_solver_matrix(X: Any) -> Any:

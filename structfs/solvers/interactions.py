@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from .._jit import njit
 from .data import (
+    RowBlocks,
     as_solver_matrix,
     is_row_blocks,
     matvec_t,
@@ -111,7 +112,7 @@ def pair_products(X: Any, pairs: np.ndarray) -> Any:
     return pair_columns(block, where[:, 0], where[:, 1])
 
 
-class PairExpansion:
+class PairExpansion(RowBlocks):
     """The n x (m + m^2) matrix [X, x_j * x_k (j < k)] as the solver sees row blocks: any columns on
     demand (:meth:`take_columns`) and, in place of the product X' v over every column, the candidates
     of feature generation (:meth:`candidate_scores`). ``X``: the solver's matrix of the m input features
