@@ -767,3 +767,40 @@ def test_an_out_of_fold_cut_is_carried_to_the_refitted_model_by_rank():
     weights = np.where(refit > np.median(refit), 3.0, 1.0)
     cut = same_rate_cut(folds, 0.8, refit, score_weight=weights)
     assert np.average(refit > cut, weights=weights) == pytest.approx(np.mean(folds > 0.8), abs=3 / 400)
+
+
+def test_declining_C_needs_a_fall_at_each_of_the_last_steps():
+    from structfs.model_selection._results import C_PATIENCE, declining_C
+
+    cells = [(C, None) for C in (1.0, 10.0, 100.0, 1000.0)]
+
+    def outputs(means):                   # two folds, each cell's one score around its mean; the rest unrun
+        means = list(means) + [None] * (len(cells) - len(means))
+        return [None if m is None else (np.array([m + d]),) for d in (-0.01, 0.01) for m in means]
+
+    assert C_PATIENCE == 2
+    assert declining_C(outputs([0.9, 0.8, 0.7]), cells, 2, [0, 1, 2])
+    assert not declining_C(outputs([0.9, 0.8, 0.85]), cells, 2, [0, 1, 2])    # one fall, then a rise
+    assert not declining_C(outputs([0.9, 0.9, 0.8]), cells, 2, [0, 1, 2])     # a tie is no fall
+    assert not declining_C(outputs([0.9, 0.8]), cells, 2, [0, 1])             # too few steps to tell
+
+
+def test_a_search_fits_no_larger_C_past_the_peak():
+    """Where the cross-validated score falls at two C in a row, the larger C are not fitted: they are
+    marked pruned with NaN scores and never chosen; the full grid (halving_factor=None) fits them all
+    and makes the same choice here."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(300, 40, n_informative=3, flip_y=0.2, random_state=1)
+    params = dict(Cs=[0.01, 0.1, 1, 10, 100, 1000], budgets=[None], scale_C=False)
+    search = StructSVMCV(**params).fit(X, y)
+    results = search.cv_results_
+    pruned = np.asarray(results["pruned"])
+    assert pruned.any() and not pruned[:3].any()
+    fitted_C = np.asarray(results["param_C"], dtype=float)[~pruned]
+    assert np.all(np.asarray(results["param_C"], dtype=float)[pruned] > fitted_C.max())
+    assert np.isnan(np.asarray(results["mean_test_score"])[pruned]).all()
+    assert not pruned[search.best_index_]
+    full = StructSVMCV(halving_factor=None, **params).fit(X, y)
+    assert not np.asarray(full.cv_results_["pruned"]).any()
+    assert full.C_ == search.C_

@@ -1,6 +1,10 @@
 """The search's results: per-candidate tables, the path-smoothed choice, scikit-learn's cv_results_."""
 import numpy as np
 
+# Unbudgeted C steps in a row at which the cross-validated score fell, after which a search fits no
+# larger C (declining_C): as scikit-learn's n_iter_no_change, a fall at one step can be noise.
+C_PATIENCE = 2
+
 
 def grid_results(cells, outputs, n_folds):
     """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
@@ -12,9 +16,13 @@ def grid_results(cells, outputs, n_folds):
     (where the paths kept them): every fold's decision values on its validation rows.
     """
     out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
+    if any(r is not None and r[4] is not None for r in outputs):
+        out["decisions"] = []
     for c, cell in enumerate(cells):
         all_runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
         runs = [r for r in all_runs if r is not None]
+        if not runs:                   # a cell no fold ran (larger C past the peak, see declining_C)
+            runs = [(np.full(1, np.nan), np.full(1, np.nan), 0.0, True, None)]
         length = max(r[0].shape[0] for r in runs)
         for k in range(length):
             out["C"].append(cell[0])
@@ -24,9 +32,8 @@ def grid_results(cells, outputs, n_folds):
             out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
             out["fit_time"].append(np.mean([r[2] for r in runs]))
             out["certified"].append(all(r[3] for r in runs))
-            if runs[0][4] is not None:
-                out.setdefault("decisions", []).append(
-                    [None if r is None else r[4][min(k, len(r[4]) - 1)] for r in all_runs])
+            if "decisions" in out:
+                out["decisions"].append([None if r is None else r[4][min(k, len(r[4]) - 1)] for r in all_runs])
     return out
 
 
@@ -41,11 +48,22 @@ def race_budgeted(outputs, cells, n_folds):
     cell is dropped only when the unbudgeted model beats it by more than the folds disagree with each
     other: on text, where no sparse model is as good, the budgeted paths then cost one fold instead of all;
     where irrelevant features abound and a sparse model is far better, every budgeted cell runs on."""
-    unbudgeted = [c for c, (_, B) in enumerate(cells) if B is None]
+    unbudgeted = [c for c, (_, B) in enumerate(cells) if B is None and outputs[c] is not None]
     scores = np.array([[outputs[f * len(cells) + c][0][0] for f in range(n_folds)] for c in unbudgeted])
     best = int(np.argmax(scores.mean(axis=1)))
     bar = scores[best, 0] - scores[best].std(ddof=1)
     return [c for c, (_, B) in enumerate(cells) if B is not None and np.max(outputs[c][0]) >= bar]
+
+
+def declining_C(outputs, cells, n_folds, done):
+    """Whether the unbudgeted cells ``done`` (positions in ``cells``, in increasing C, run on every
+    fold) show the cross-validated score falling at each of the last C_PATIENCE steps: past the peak of
+    the regularisation path, where a larger C would buy nothing (the one-standard-error rule picks the
+    smallest C within the noise of the best), so the search fits no larger C."""
+    if len(done) <= C_PATIENCE:
+        return False
+    means = [np.mean([outputs[f * len(cells) + c][0][0] for f in range(n_folds)]) for c in done]
+    return all(later < earlier for earlier, later in zip(means[-C_PATIENCE - 1:-1], means[-C_PATIENCE:]))
 
 
 def path_smoothed_scores(table):

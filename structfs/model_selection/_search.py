@@ -63,7 +63,15 @@ from ._path import (
     take_rows,
     unbudgeted_chain,
 )
-from ._results import best_candidate, cv_results, grid_results, path_smoothed_scores, race_budgeted
+from ._results import (
+    C_PATIENCE,
+    best_candidate,
+    cv_results,
+    declining_C,
+    grid_results,
+    path_smoothed_scores,
+    race_budgeted,
+)
 from ._scoring import check_scoring
 
 if TYPE_CHECKING:
@@ -211,8 +219,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         (``cv_results_["pruned"]``; its scores are those of its shortened path). Where the grid holds
         unbudgeted cells beside budgeted ones, the budgeted paths first run on the first fold only, and
         only those within one fold's noise of the best unbudgeted cell there run on the others (the
-        others score NaN on them; the user guide's "Successive halving"). None: every path runs to its
-        end, on every fold.
+        others score NaN on them; the user guide's "Successive halving"). The unbudgeted cells are fitted
+        in increasing C, on every fold in step, until the cross-validated score has fallen at two C in a
+        row; the larger C are not fitted (NaN scores, pruned). None: every path runs to its end, on
+        every fold, at every C.
     debias : bool, default=True
         Score and return budgeted models debiased: the budget selects the features, and the weights
         are those of the unbudgeted problem on them at the same C (StructSVM's ``refit=C``). The
@@ -464,6 +474,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             len({B is None for _, B in cells}) == 2
         if racing:
             pending = [i for i in pending if tasks[i][2] is None or tasks[i][0] == 0]
+        # The C steps: with halving, the unbudgeted cells beyond the first C_PATIENCE + 1 (in increasing C)
+        # wait, and each runs on every fold only while the cross-validated score has not fallen at each of
+        # the last C_PATIENCE steps (declining_C); the larger C past the peak are not fitted.
+        by_C = sorted((c for c, (_, B) in enumerate(cells) if B is None), key=lambda c: cells[c][0])
+        held = by_C[C_PATIENCE + 1:] if self.halving_factor is not None else []
+        pending = [i for i in pending if i % len(cells) not in held]
         # Serial searches keep their budgeted paths between rungs and continue them (FoldPath); parallel
         # ones start a survivor's path over in a worker. Kept paths hold their planes (K x n each), so
         # only while the training rows of all of them stay under RESUME_MAX_ROWS.
@@ -493,15 +509,26 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                             out = (*out[:2], out[2] + outputs[i][2], *out[3:])
                         outputs[i] = out
                         progress(tasks[i], out)
+                follow = []
+                if held:
+                    if declining_C(outputs, cells, n_folds, [c for c in by_C if c not in held]):
+                        pruned |= set(held)
+                        alive = [c for c in alive if c not in held]
+                        progress.drop(n_folds * len(held))
+                        held = []
+                    else:
+                        follow += [f * len(cells) + held[0] for f in range(n_folds)]
+                        held = held[1:]
                 if racing:
                     racing = False
                     kept = race_budgeted(outputs, cells, n_folds)
                     pruned |= {c for c in alive if cells[c][1] is not None and c not in kept}
                     alive = [c for c in alive if cells[c][1] is None or c in kept]
-                    pending = [f * len(cells) + c for f in range(1, n_folds) for c in kept]
+                    follow += [f * len(cells) + c for f in range(1, n_folds) for c in kept]
                     progress.drop((n_folds - 1) * (sum(B is not None for _, B in cells) - len(kept)))
-                    if pending:
-                        continue
+                if follow:
+                    pending = follow
+                    continue
                 if rung >= max_outer:
                     break
                 scored = self._scored(grid_results(table_cells, outputs, n_folds), y, fold_tasks, scoring)
