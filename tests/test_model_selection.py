@@ -804,3 +804,25 @@ def test_a_search_fits_no_larger_C_past_the_peak():
     full = StructSVMCV(halving_factor=None, **params).fit(X, y)
     assert not np.asarray(full.cv_results_["pruned"]).any()
     assert full.C_ == search.C_
+
+
+def test_rescoring_at_cv_cuts_with_a_memo_gives_the_answers_without():
+    from structfs.model_selection._path import rescore_at_cv_cuts
+
+    rng = np.random.default_rng(3)
+    y_pm = np.where(rng.random(90) < 0.2, 1.0, -1.0)
+    test_rows = [np.arange(f, 90, 3) for f in range(3)]
+    decisions = [[rng.normal(size=30) + (k - 2) * y_pm[rows] for rows in test_rows] for k in range(4)]
+    scores = [[rng.random() * 0.3 for _ in range(3)] for _ in range(4)]
+
+    def table():
+        return {"decisions": decisions, "scores": [list(s) for s in scores]}
+
+    loss, memo = get_loss("f1"), {}
+    plain = rescore_at_cv_cuts(table(), y_pm, test_rows, loss)
+    first = rescore_at_cv_cuts(table(), y_pm, test_rows, loss, memo=memo)
+    again = rescore_at_cv_cuts(table(), y_pm, test_rows, loss, memo=memo)      # every answer from the memo
+    assert len(memo) == 4
+    for other in (first, again):
+        assert other["cuts"] == plain["cuts"] and other["scores"] == plain["scores"]
+    assert any(cut != 0.0 for cut in plain["cuts"])

@@ -246,7 +246,7 @@ def same_rate_cut(decisions, cut, scores, decision_weight=None, score_weight=Non
     return cut_value(ranked, k, beyond=1.0)
 
 
-def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
+def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None, memo=None):
     """Move each candidate of ``table`` to a cut chosen on out-of-fold decision values where that beats
     its own cut by more than the folds' noise, in place.
 
@@ -259,7 +259,9 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
     honest ones, and its cut (``table["cuts"]``) that of all folds' decision values pooled, the one the
     refitted model gets; elsewhere it keeps its own cut (0). Where the structural SVM's cut is good
     (text) moving it gains nothing; where the classes overlap the structural SVM's cut predicts almost
-    no positives and the gain is many standard errors."""
+    no positives and the gain is many standard errors. ``memo`` (a dict kept across calls): the answers
+    for candidates whose decision values are the very arrays of an earlier call (successive halving
+    rescores its table at every rung, where only the paths run on have new points)."""
     def on(rows):                      # the loss on these rows' weights
         return on_rows(loss, None if sample_weight is None else sample_weight[rows])
 
@@ -269,20 +271,34 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None):
         if any(s is None for s in per_fold):          # a cell the race ran on one fold only: not chosen
             table["cuts"].append(0.0)
             continue
-        moved = []
-        for f, (rows, s) in enumerate(zip(test_rows, per_fold)):
-            others = [g for g in range(len(test_rows)) if g != f]
-            elsewhere = np.concatenate([test_rows[g] for g in others])
-            cut = best_threshold(on(elsewhere), y_pm[elsewhere], np.concatenate([per_fold[g] for g in others]))
-            moved.append(on(rows).score(y_pm[rows], s - cut) / 100.0)
-        gain = np.asarray(moved) - np.asarray(table["scores"][i], dtype=float)
-        noise = gain.std(ddof=1) / np.sqrt(gain.shape[0]) if gain.shape[0] > 1 else 0.0
-        if gain.mean() > noise:
-            table["cuts"].append(best_threshold(on(pooled), y_pm[pooled], np.concatenate(per_fold)))
-            table["scores"][i] = moved
-        else:
-            table["cuts"].append(0.0)
+        key = tuple(id(s) for s in per_fold)
+        known = None if memo is None else memo.get(key)
+        if known is None or any(a is not b for a, b in zip(known[0], per_fold)):
+            known = (per_fold, *_cv_cut(per_fold, table["scores"][i], test_rows, y_pm, pooled, on))
+            if memo is not None:
+                memo[key] = known          # holds the arrays, so that their ids are not reused
+        _, moved, cut = known
+        table["cuts"].append(cut)
+        if moved is not None:
+            table["scores"][i] = list(moved)
     return table
+
+
+def _cv_cut(per_fold, own, test_rows, y_pm, pooled, on):
+    """(the folds' scores at cuts chosen on the other folds, the pooled cut) for a candidate whose fold
+    decision values are ``per_fold`` and own-cut scores ``own``, where moving its cut gains more than
+    the gain's standard error over the folds; else (None, 0.0)."""
+    moved = []
+    for f, (rows, s) in enumerate(zip(test_rows, per_fold)):
+        others = [g for g in range(len(test_rows)) if g != f]
+        elsewhere = np.concatenate([test_rows[g] for g in others])
+        cut = best_threshold(on(elsewhere), y_pm[elsewhere], np.concatenate([per_fold[g] for g in others]))
+        moved.append(on(rows).score(y_pm[rows], s - cut) / 100.0)
+    gain = np.asarray(moved) - np.asarray(own, dtype=float)
+    noise = gain.std(ddof=1) / np.sqrt(gain.shape[0]) if gain.shape[0] > 1 else 0.0
+    if gain.mean() > noise:
+        return moved, best_threshold(on(pooled), y_pm[pooled], np.concatenate(per_fold))
+    return None, 0.0
 
 
 def cut_at_best(model, loss, y, X, sign=1.0):

@@ -437,17 +437,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         scoring = self.path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X, per_query=qid is not None)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         table_cells = [(C * unit, B) for C, B in cells]
-        outputs, pruned = self._halving(X, y, fold_tasks, tasks, cells, table_cells, scoring)
-        table = self._scored(grid_results(table_cells, outputs, len(folds)), y, fold_tasks, scoring)
+        memo = {}                      # the cuts by CV of path points already rescored (rescore_at_cv_cuts)
+        outputs, pruned = self._halving(X, y, fold_tasks, tasks, cells, table_cells, scoring, memo)
+        table = self._scored(grid_results(table_cells, outputs, len(folds)), y, fold_tasks, scoring, memo)
         cut = {table_cells[c] for c in pruned}
         table["pruned"] = [key in cut for key in zip(table["C"], table["budget"])]
         table["selection"] = self.selection
         table["test_rows"] = tuple(test for _, test in folds)       # a tuple: one per fold, not per candidate
         return table
 
-    def _halving(self, X, y, fold_tasks, tasks, cells, table_cells, scoring):
+    def _halving(self, X, y, fold_tasks, tasks, cells, table_cells, scoring, memo):
         """Run the fold paths ``tasks`` (fold, C, B) -- cell c of fold f at f * len(cells) + c -- by
         successive halving (``halving_factor``; None: each once, to its end); (outputs, pruned cells).
+        ``memo``: the rescored cuts kept across its rungs (:func:`rescore_at_cv_cuts`).
 
         A rung r lets a path of budget B run to r * B_min / B groups (B_min: the grid's smallest
         budget), so that paths of different budgets are compared at about the same number of features."""
@@ -531,7 +533,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     continue
                 if rung >= max_outer:
                     break
-                scored = self._scored(grid_results(table_cells, outputs, n_folds), y, fold_tasks, scoring)
+                scored = self._scored(grid_results(table_cells, outputs, n_folds), y, fold_tasks, scoring, memo)
                 survivors = self._survivors(scored, table_cells, alive)
                 pruned |= {c for c in set(alive) - set(survivors) if capped(c, rung)}
                 pending = [f * len(cells) + c for f in range(n_folds) for c in survivors if capped(c, rung)]
@@ -542,7 +544,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 rung = min(rung * self.halving_factor, max_outer)
         return outputs, pruned
 
-    def _scored(self, table, y, fold_tasks, scoring):
+    def _scored(self, table, y, fold_tasks, scoring, memo=None):
         """The table with every candidate scored at the cut the refitted model will get
         (:func:`rescore_at_cv_cuts`; ``threshold="cv"``, the loss's own measure as the scoring, a
         contingency loss), so that a candidate is chosen for its direction, not for where its own cut
@@ -554,7 +556,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 weights = np.zeros(y_pm.shape[0])
                 for fold in fold_tasks:
                     weights[fold.test] = fold.test_weight
-            rescore_at_cv_cuts(table, y_pm, [fold.test for fold in fold_tasks], scoring.loss, weights)
+            rescore_at_cv_cuts(table, y_pm, [fold.test for fold in fold_tasks], scoring.loss, weights, memo)
         return table
 
     @staticmethod
