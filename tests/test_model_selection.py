@@ -804,6 +804,13 @@ def test_a_search_fits_no_larger_C_past_the_peak():
     full = StructSVMCV(halving_factor=None, **params).fit(X, y)
     assert not np.asarray(full.cv_results_["pruned"]).any()
     assert full.C_ == search.C_
+    # Where the score does not fall twice every C is fitted, one step at a time, each fold's chain going
+    # on from its last planes; a parallel search carries them to its workers: the same table.
+    X, y = make_classification(300, 40, n_informative=3, flip_y=0.2, random_state=0)
+    serial = StructSVMCV(**params).fit(X, y).cv_results_
+    parallel = StructSVMCV(n_jobs=2, **params).fit(X, y).cv_results_
+    assert not np.asarray(serial["pruned"]).any()
+    np.testing.assert_array_equal(parallel["mean_test_score"], serial["mean_test_score"])
 
 
 def test_rescoring_at_cv_cuts_with_a_memo_gives_the_answers_without():

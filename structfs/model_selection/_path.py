@@ -223,6 +223,15 @@ def unbudgeted_chain(X, y, fold, Cs, scoring, fold_data=None):
     return [out[C] for C in Cs]
 
 
+def chain_from(X, y, fold, Cs, scoring, planes):
+    """:func:`unbudgeted_chain` continued from ``planes`` (those of the fold's last unbudgeted fit), with
+    the planes where it stopped: (outputs, planes). For a worker process, which keeps no
+    :class:`FoldData` between the steps of a search."""
+    fold_data = FoldData(X, y, fold, scoring)
+    fold_data.chain_planes = list(planes)
+    return unbudgeted_chain(X, y, fold, Cs, scoring, fold_data), fold_data.chain_planes
+
+
 def best_threshold(loss, y, s):
     """The cut t maximising the contingency ``loss``'s measure of the labeling ``s - t > 0`` (labels
     ``y`` in -1/+1): :meth:`structfs.losses.ContingencyLoss.best_cut`."""

@@ -55,6 +55,7 @@ from ._path import (
     FoldPath,
     PathScoring,
     best_threshold,
+    chain_from,
     cut_at_best,
     fold_path,
     rescore_at_cv_cuts,
@@ -488,6 +489,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         budgeted_rows = sum(len(fold_tasks[f].train) for f, _, B in tasks if B is not None)
         live = {} if self.n_jobs in (None, 1) and budgeted_rows <= RESUME_MAX_ROWS else None
         shared = {}                    # fold -> FoldData, shared by its cells (serial searches, as live)
+        chain_planes = {}              # fold -> its unbudgeted chain's last planes (searches without live)
         with self._progress(self._planned_paths(tasks, len(cells), rung, max_outer)) as progress:
             while pending:
                 # a fold's unbudgeted cells run as one job, over C, each fit warm-started (unbudgeted_chain)
@@ -498,7 +500,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 jobs = [[i] for i in pending if tasks[i][2] is not None] + list(chains.values())
                 if live is None:
                     results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                        self._job(X, y, fold_tasks, [tasks[i] for i in job], scoring, length(rung, tasks[job[0]][2]))
+                        self._job(X, y, fold_tasks, [tasks[i] for i in job], scoring, length(rung, tasks[job[0]][2]),
+                                  chain_planes.get(tasks[job[0]][0], []))
                         for job in jobs)
                 else:
                     results = (self._resumed(live, shared, X, y, fold_tasks, tasks, job, scoring,
@@ -506,6 +509,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 # a parallel search waits for its workers in Python: there Ctrl-C raises at once
                 for job, result in zip(jobs, interruptible(results, live is None)):
                     check_interrupt()
+                    if live is None and tasks[job[0]][2] is None:        # a chain, with its last planes
+                        result, chain_planes[tasks[job[0]][0]] = result
                     for i, out in zip(job, result):
                         if outputs[i] is not None:        # a longer run of the same path: its time adds up
                             out = (*out[:2], out[2] + outputs[i][2], *out[3:])
@@ -560,14 +565,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return table
 
     @staticmethod
-    def _job(X, y, fold_tasks, tasks, scoring, max_outer):
+    def _job(X, y, fold_tasks, tasks, scoring, max_outer, planes):
         """A delayed call giving the outputs of ``tasks`` (one fold): one budgeted path run to ``max_outer``
-        groups, or the fold's unbudgeted cells as a warm-started chain."""
+        groups, or the fold's unbudgeted cells as a warm-started chain continued from ``planes``, with
+        the planes where it stopped (:func:`chain_from`)."""
         from joblib import delayed
 
         f, C, B = tasks[0]
         if B is None:
-            return delayed(unbudgeted_chain)(X, y, fold_tasks[f], [C for _, C, _ in tasks], scoring)
+            return delayed(chain_from)(X, y, fold_tasks[f], [C for _, C, _ in tasks], scoring, planes)
         return delayed(_as_list)(fold_path, X, y, fold_tasks[f], C, B,
                                  replace(scoring, solver=replace(scoring.solver, max_outer=max_outer)))
 
