@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_magnitude
-from .shards import ShardedMatrix, compact_weights
+from .shards import ShardedMatrix
 from .solvers.data import RowBlocks, occurring_columns, select_columns, sorted_unique
 
 __all__ = ["DaskRowBlocks"]
@@ -144,10 +144,6 @@ class DaskRowBlocks(RowBlocks):
         cols = np.asarray(cols, dtype=np.int64)
         parts = self._run(_block_columns, [cols] * len(self.blocks))
         return sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, cols.shape[0]))
-
-    def dot(self, columns, values):
-        """X w for weights ``values`` on the original (sorted) indices ``columns`` (predictions)."""
-        return self.compacted().matvec(compact_weights(self.columns, self.n_columns, columns, values))
 
     def __repr__(self):
         return f"DaskRowBlocks({self.shape[0]} x {self.shape[1]} in {len(self.blocks)} blocks)"

@@ -353,10 +353,6 @@ class ShardedMatrix(RowBlocks):
         self._passes[0] += 1
         return out
 
-    def dot(self, columns, values):
-        """X w for the weights ``values`` on the original (sorted) indices ``columns``, one pass."""
-        return self.compacted().matvec(compact_weights(self.occurring_columns(), self.n_columns, columns, values))
-
     def take_columns(self, cols):
         """Columns ``cols`` (compact, sorted) as an in-memory CSC matrix (n x len(cols)), one pass."""
         self._require_compact()
@@ -389,21 +385,6 @@ class ShardedMatrix(RowBlocks):
     def __repr__(self):
         return (f"ShardedMatrix({self.path!r}: {self.shape[0]} x {self.shape[1]}, {self.nnz} nonzeros in "
                 f"{self.n_shards} shards)")
-
-
-def compact_weights(occurring, n_columns, columns, values):
-    """Weights ``values`` on original (sorted) indices ``columns`` as a dense vector over the compact
-    columns ``occurring`` (None: the identity); weights of columns that do not occur are dropped
-    (they multiply zeros)."""
-    w = np.zeros(n_columns)
-    columns = np.asarray(columns, dtype=np.int64)
-    if occurring is None:
-        w[columns] = values
-    elif occurring.shape[0]:
-        at = np.minimum(np.searchsorted(occurring, columns), occurring.shape[0] - 1)
-        hit = occurring[at] == columns
-        w[at[hit]] = np.asarray(values)[hit]
-    return w
 
 
 def _checked_manifest(meta, where):

@@ -58,8 +58,25 @@ class RowBlocks(ABC):
         """The same rows on the occurring columns only, numbered 0..len-1 in their order."""
 
     def dot(self, columns: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """X w for the weights ``values`` on the sorted columns ``columns`` (predictions), one pass."""
-        return np.asarray(self.take_columns(columns) @ values).ravel()
+        """X w for the weights ``values`` on the original (sorted) indices ``columns`` (predictions): one
+        pass of the compact view's :meth:`matvec`."""
+        compact = self.compacted()
+        return compact.matvec(compact_weights(self.occurring_columns(), compact.shape[1], columns, values))
+
+
+def compact_weights(occurring: np.ndarray | None, n_columns: int, columns: Any, values: Any) -> np.ndarray:
+    """Weights ``values`` on original (sorted) indices ``columns`` as a dense vector over the compact
+    columns ``occurring`` (None: the identity); weights of columns that do not occur are dropped
+    (they multiply zeros)."""
+    w = np.zeros(n_columns)
+    columns = np.asarray(columns, dtype=np.int64)
+    if occurring is None:
+        w[columns] = values
+    elif occurring.shape[0]:
+        at = np.minimum(np.searchsorted(occurring, columns), occurring.shape[0] - 1)
+        hit = occurring[at] == columns
+        w[at[hit]] = np.asarray(values)[hit]
+    return w
 
 
 def is_row_blocks(X: Any) -> bool:
