@@ -49,10 +49,15 @@ def race_budgeted(outputs, cells, n_folds):
     other: on text, where no sparse model is as good, the budgeted paths then cost one fold instead of all;
     where irrelevant features abound and a sparse model is far better, every budgeted cell runs on."""
     unbudgeted = [c for c, (_, B) in enumerate(cells) if B is None and outputs[c] is not None]
-    scores = np.array([[outputs[f * len(cells) + c][0][0] for f in range(n_folds)] for c in unbudgeted])
+    scores = np.array([_first_scores(outputs, len(cells), n_folds, c) for c in unbudgeted])
     best = int(np.argmax(scores.mean(axis=1)))
     bar = scores[best, 0] - scores[best].std(ddof=1)
     return [c for c, (_, B) in enumerate(cells) if B is not None and np.max(outputs[c][0]) >= bar]
+
+
+def _first_scores(outputs, n_cells, n_folds, c):
+    """Cell c's validation score on every fold at its path's first point (an unbudgeted cell's only one)."""
+    return [outputs[f * n_cells + c][0][0] for f in range(n_folds)]
 
 
 def declining_C(outputs, cells, n_folds, done):
@@ -62,7 +67,7 @@ def declining_C(outputs, cells, n_folds, done):
     smallest C within the noise of the best), so the search fits no larger C."""
     if len(done) <= C_PATIENCE:
         return False
-    means = [np.mean([outputs[f * len(cells) + c][0][0] for f in range(n_folds)]) for c in done]
+    means = [np.mean(_first_scores(outputs, len(cells), n_folds, c)) for c in done]
     return all(later < earlier for earlier, later in zip(means[-C_PATIENCE - 1:-1], means[-C_PATIENCE:]))
 
 

@@ -778,7 +778,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if threshold_loss is not None:
             cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
         elif "decisions" in table and point is not None:
-            self._cut_at_operating_point(table, best, point, y_pm, sign, w)
+            self._cut_at_operating_point(table, best, point, loss.ranks_only, y_pm, sign, w)
         elif "decisions" in table and self.estimator_.selected_features_.size:
             self._cut_by_measure(table, best, loss, X, y_pm, sign, w)
         self._copy_fitted()
@@ -803,8 +803,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
         return best
 
-    def _cut_at_operating_point(self, table, best, point, y_pm, sign, w):
-        """The refitted model cut where ``point`` is best on the candidate's out-of-fold scores.
+    def _cut_at_operating_point(self, table, best, point, ranks_only, y_pm, sign, w):
+        """The refitted model cut where ``point`` is best on the candidate's out-of-fold scores
+        (``ranks_only``: the search's loss is a ranking loss, fitted without the bias feature).
 
         The cut on the training scores is optimistic (text is separable there: asked for recall 0.9, R8
         topics got 0.50 on test); the out-of-fold cut is not, and the folds' models share the refitted
@@ -813,7 +814,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         cut = best_threshold(on_rows(point, None if w is None else w[rows]), y_pm[rows],
                              np.concatenate(table["decisions"][best]))
         self.threshold_ = cut
-        if self._resolve()[0].ranks_only:      # fitted without the bias feature: its intercept was a cut
+        if ranks_only:                         # fitted without the bias feature: its intercept was a cut
             self.estimator_.intercept_ = np.array([-sign * cut])
         else:                                  # the folds' decisions hold their learned intercepts too
             self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
