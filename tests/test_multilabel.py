@@ -54,7 +54,7 @@ def test_joint_objective_is_the_exact_optimum(average):
     X = rng.normal(size=(n, 2))
     Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
     model = MultiLabelStructSVM(C=10.0, average=average, tol=1e-6).fit(X, Y)
-    rows = expand(X, n_labels, 1.0).toarray()
+    rows = np.hstack([expand(X, n_labels).toarray(), np.ones((n * n_labels, 1))])   # the shared intercept
     y = np.where(np.ravel(Y.T) == 1, 1.0, -1.0)
     planes, deltas = [], []
     for y_bar in _labelings(n * n_labels):
