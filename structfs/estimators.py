@@ -77,6 +77,28 @@ def linear_attributes(w):
     return w[None, :], np.flatnonzero(w)
 
 
+def set_fitted_weights(model, w, intercept, classes, n_features, pairs=None, groups=None):
+    """The one place where a binary linear model's weights become its fitted attributes (a fit, a point
+    of a search's path, a model file): ``coef_`` and ``selected_features_`` from ``w`` (as
+    :func:`linear_attributes` takes it), ``intercept_`` from the float ``intercept``, ``classes_``,
+    ``n_features_in_``; ``interactions_`` and ``interaction_coef_`` from ``pairs`` ((p, 2) feature
+    pairs, their p weights; None: a linear model, and earlier ones are removed); ``selected_groups_``
+    from the checked ``groups`` of the features (None: removed). Returns ``model``."""
+    model.coef_, model.selected_features_ = linear_attributes(w)
+    model.intercept_ = np.array([float(intercept)])
+    model.classes_ = np.asarray(classes)
+    model.n_features_in_ = int(n_features)
+    fitted = {"interactions_": None if pairs is None else pairs[0],
+              "interaction_coef_": None if pairs is None else pairs[1],
+              "selected_groups_": None if groups is None else np.unique(groups[model.selected_features_])}
+    for name, value in fitted.items():
+        if value is not None:
+            setattr(model, name, value)
+        elif hasattr(model, name):
+            delattr(model, name)
+    return model
+
+
 class NoFeaturesWarning(UserWarning):
     """A fit ended with no feature: every example gets the same score (model selection, which falls back
     to another loss then, filters this category)."""
@@ -164,14 +186,9 @@ class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     def from_weights(cls, w, intercept, classes, interactions=None, interaction_coef=None):
         """The model with weights ``w`` (as :func:`linear_attributes` takes them), the intercept, and
         optionally ``interactions`` (p, 2) with their weights ``interaction_coef``."""
-        model = cls()
-        model.coef_, model.selected_features_ = linear_attributes(w)
-        if interactions is not None:
-            model.interactions_, model.interaction_coef_ = interactions, interaction_coef
-        model.intercept_ = np.array([intercept])
-        model.classes_ = classes
-        model.n_features_in_ = model.coef_.shape[1]
-        return model
+        pairs = None if interactions is None else (interactions, interaction_coef)
+        n_features = w.shape[1] if sp.issparse(w) else w.shape[0]
+        return set_fitted_weights(cls(), w, intercept, classes, n_features, pairs)
 
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """As StructSVM's. The validation parts a search scores every path point on are in-memory float
@@ -453,22 +470,14 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return X, y, weights, queries, groups
 
     def _set_weights(self, result, sign, bias, groups, inputs, data, n_features):
-        """coef_, intercept_, the selected features (groups, pairs) from the solver's ``result``."""
+        """The fitted weights from the solver's ``result`` (its signs flipped by ``sign``)."""
+        pairs = None
         if self.interactions:
             cols, values = nonzero_weights(result.w)
-            w, self.interactions_, self.interaction_coef_ = split_weights(cols, sign * values, inputs, n_features,
-                                                                          data.n_inputs)
+            w, *pairs = split_weights(cols, sign * values, inputs, n_features, data.n_inputs)
         else:
             w = sign * result.w if sign < 0 else result.w
-            for name in ("interactions_", "interaction_coef_"):
-                if hasattr(self, name):
-                    delattr(self, name)
-        self.coef_, self.selected_features_ = linear_attributes(w)
-        if groups is not None:
-            self.selected_groups_ = np.unique(groups[self.selected_features_])
-        elif hasattr(self, "selected_groups_"):
-            del self.selected_groups_
-        self.intercept_ = np.array([sign * bias * result.w_b])
+        set_fitted_weights(self, w, sign * bias * result.w_b, self.classes_, n_features, pairs, groups)
 
     def _set_certificate(self, result, C):
         """objective_, lower_bound_, gap_, the iteration counts and converged_; the warnings of a certificate

@@ -33,8 +33,8 @@ from .estimators import (
     StructSVM,
     check_groups,
     check_parameters,
-    linear_attributes,
     nonzero_weights,
+    set_fitted_weights,
 )
 from .solvers.data import weights_in
 
@@ -413,22 +413,17 @@ def _fill(est, w, intercept, objective, pairs, classes, n_features):
 
     if pairs is not None and not getattr(est, "interactions", False):
         raise ModelFileError("field models: the file records interactions for a model without interactions=True")
-    if getattr(est, "interactions", False):
-        est.interactions_, est.interaction_coef_ = pairs if pairs is not None else (np.zeros((0, 2), np.int64),
-                                                                                    np.zeros(0))
-
-    est.coef_, est.selected_features_ = linear_attributes(w)
-    est.intercept_ = np.array([intercept])
-    est.classes_ = np.asarray(classes)
-    est.n_features_in_ = n_features
-    est.objective_ = objective
-    est.loss_ = get_loss(est.loss, **(est.loss_params or {})) if isinstance(est.loss, str) else est.loss
+    if getattr(est, "interactions", False) and pairs is None:
+        pairs = (np.zeros((0, 2), np.int64), np.zeros(0))
+    groups = None
     if getattr(est, "groups", None) is not None:
         try:
             groups = check_groups(est.groups, n_features)
         except ValueError as exc:
             raise ModelFileError(f"field params.groups: {exc}") from None
-        est.selected_groups_ = np.unique(groups[est.selected_features_])
+    set_fitted_weights(est, w, intercept, classes, n_features, pairs, groups)
+    est.objective_ = objective
+    est.loss_ = get_loss(est.loss, **(est.loss_params or {})) if isinstance(est.loss, str) else est.loss
     return est
 
 
