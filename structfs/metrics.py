@@ -22,7 +22,7 @@ and "pauc" on untied scores; "pauc" when beta N is a whole number of negatives).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import rankdata
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-def _prepare(y, s):
+def _prepare(y: ArrayLike, s: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     y = check_binary_labels(y, "y_true")
     return y, check_scores(s, y.shape[0], "scores")
 
@@ -58,7 +58,7 @@ def contingency_table(y_true: ArrayLike, y_pred: ArrayLike) -> tuple[int, int, i
     return tp, fp, fn, tn
 
 
-def fbeta_from_table(a, b, c, beta2):
+def fbeta_from_table(a: ArrayLike, b: ArrayLike, c: ArrayLike, beta2: float) -> np.ndarray:
     """F_beta in [0, 1] from TP/FP/FN counts (0 where there is no true positive); array-friendly."""
     a = np.asarray(a, dtype=np.float64)
     num = (1.0 + beta2) * a
@@ -66,7 +66,7 @@ def fbeta_from_table(a, b, c, beta2):
     return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=a > 0)
 
 
-def _table_at_sign(y, s):
+def _table_at_sign(y: np.ndarray, s: np.ndarray) -> tuple[int, int, int, int]:
     pred = s > 0
     pos = y > 0
     a = int(np.count_nonzero(pos & pred))
@@ -119,7 +119,7 @@ def resolve_k(k: int | None, k_frac: float | None, n_pos: int, n: int, default_f
     return k
 
 
-def top_k_hits(y, s, k):
+def top_k_hits(y: np.ndarray, s: np.ndarray, k: int) -> float:
     """Positives among the k highest scores; where the k-th score ties with others, the tied block
     counts its share (positives in the block x places left / block size): the expected count over
     every order of the ties, so the measure never depends on the examples' order. k >= n: all of them
@@ -173,7 +173,7 @@ def roc_auc(y_true: ArrayLike, scores: ArrayLike) -> float:
     return 100.0 * (ranks[pos].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
 
 
-def _ranked_counts(y, s):
+def _ranked_counts(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """True and false positives above each distinct score threshold, highest threshold first."""
     order = np.argsort(-s, kind="stable")
     s_sorted, pos_sorted = s[order], y[order] > 0
@@ -229,23 +229,23 @@ def partial_auc(y_true: ArrayLike, scores: ArrayLike, beta: float = 0.1) -> floa
 _ROUNDING = 1e-9
 
 
-def min_true_positives(recall, n_pos):
+def min_true_positives(recall: ArrayLike, n_pos: ArrayLike) -> np.ndarray:
     """The fewest true positives that reach recall ``recall`` among ``n_pos`` positives: ceil(recall P)."""
     return np.ceil(np.multiply(recall, n_pos) - _ROUNDING).astype(np.int64)
 
 
-def max_false_positives(fpr, n_neg):
+def max_false_positives(fpr: ArrayLike, n_neg: ArrayLike) -> np.ndarray:
     """The most false positives a false-positive rate ``fpr`` allows among ``n_neg`` negatives: floor(fpr N)."""
     return np.floor(np.multiply(fpr, n_neg) + _ROUNDING).astype(np.int64)
 
 
-def max_false_positives_at_precision(precision, tp):
+def max_false_positives_at_precision(precision: float, tp: ArrayLike) -> np.ndarray:
     """The most false positives that keep precision ``precision`` with ``tp`` true positives:
     floor(tp (1 - p) / p), i.e. tp / (tp + fp) >= p."""
     return np.floor(np.multiply(tp, (1.0 - precision) / precision) + _ROUNDING).astype(np.int64)
 
 
-def check_rate(value, name, allow_zero=False):
+def check_rate(value: Any, name: str, allow_zero: bool = False) -> float:
     """A rate in (0, 1] (or [0, 1] with ``allow_zero``) as a float; ValueError naming ``name`` otherwise."""
     low = "[0" if allow_zero else "(0"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -256,7 +256,7 @@ def check_rate(value, name, allow_zero=False):
     return value
 
 
-def _cuts(y_true, scores, what):
+def _cuts(y_true: ArrayLike, scores: ArrayLike, what: str) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(true positives, false positives, P, N) above every cut of the ranking: the empty cut first, then
     after each group of tied scores (a cut never splits a tie, so no measure depends on the order of
     tied examples); ValueError naming the measure ``what`` when there is no positive."""
@@ -312,7 +312,7 @@ MEASURES = {
 _GREATER_IS_BETTER = {"error": False}
 
 
-def _copies(sample_weight, n):
+def _copies(sample_weight: ArrayLike, n: int) -> np.ndarray:
     """Row i repeated ``sample_weight[i]`` times, as indices: a measure of weighted examples is the measure
     of their copies (ValueError for weights that are not whole non-negative numbers)."""
     weights = np.asarray(sample_weight, dtype=np.float64)
@@ -349,14 +349,14 @@ class StructScorer:
     True
     """
 
-    def __init__(self, measure, pos_label=None, **params):
+    def __init__(self, measure: str, pos_label: Any = None, **params: Any) -> None:
         if measure not in MEASURES:
             raise ValueError(f"Unknown measure {measure!r}; known measures: {sorted(MEASURES)}.")
         self.measure = measure
         self.pos_label = pos_label
         self.params = params
 
-    def __call__(self, estimator, X, y, sample_weight=None):
+    def __call__(self, estimator: Any, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         y = np.asarray(y)
         classes = getattr(estimator, "classes_", None)
         scores = np.asarray(estimator.decision_function(X), dtype=np.float64).ravel()
@@ -378,13 +378,13 @@ class StructScorer:
         value = MEASURES[self.measure](y_pm, scores, **self.params) / 100.0
         return value if _GREATER_IS_BETTER.get(self.measure, True) else -value
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = "" if self.pos_label is None else f", pos_label={self.pos_label!r}"
         extra += "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"StructScorer({self.measure!r}{extra})"
 
 
-def get_scorer(measure: str, pos_label=None, **params) -> StructScorer:
+def get_scorer(measure: str, pos_label: Any = None, **params: Any) -> StructScorer:
     """Scorer for ``GridSearchCV(scoring=get_scorer("f1"))`` on the 0-1 scale; measures as in
     :data:`MEASURES`, of the class ``pos_label`` (None: the estimator's ``classes_[1]``)."""
     return StructScorer(measure, pos_label=pos_label, **params)

@@ -13,14 +13,19 @@ and on the b highest-scoring negatives, so with the classes sorted by score
 and the oracle is a search over the (P+1) x (N+1) grid. The built-ins override the search with
 O(n log n) structure-specific ones; the grid stays available as ``_grid_oracle`` for testing.
 """
+from __future__ import annotations
+
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._jit import njit
 from .._validation import check_pm1, check_scores
 from ._table_search import check_monotone, compile_table_function, monotone_maximum
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 _GRID_BLOCK = 1 << 22  # grid cells evaluated per call of the user's function (memory bound)
 
@@ -68,15 +73,15 @@ class Loss:
     jit_oracle: Callable[..., Any] | None = None
 
     @property
-    def jit_params(self):
+    def jit_params(self) -> np.ndarray:
         """The float64 array of settings ``jit_oracle`` takes."""
         return np.zeros(0)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {}
 
-    def validate(self, y, s=None):
+    def validate(self, y: ArrayLike, s: ArrayLike | None = None) -> Any:
         """Check labels (and scores); also checks the loss's own needs, e.g. a positive example."""
         y = check_pm1(y, "y")
         self._check_classes(y)
@@ -84,45 +89,45 @@ class Loss:
             return y
         return y, check_scores(s, y.shape[0], "s")
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         pass
 
-    def most_violated(self, y, s):
+    def most_violated(self, y: ArrayLike, s: ArrayLike) -> tuple[np.ndarray, float]:
         """Output maximising H(ybar) = Delta(y, ybar) - coef(ybar) . s, as (coef, delta)."""
-        y, s = self.validate(y, s)
-        return self.oracle(y, s)
+        y_pm, scores = self.validate(y, s)
+        return self.oracle(y_pm, scores)
 
-    def score(self, y, s):
+    def score(self, y: ArrayLike, s: ArrayLike) -> float:
         """The performance measure (100 - Delta) of decision scores ``s``, in percent."""
-        y, s = self.validate(y, s)
-        return float(self._score(y, s))
+        y_pm, scores = self.validate(y, s)
+        return float(self._score(y_pm, scores))
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         """The most violated output on validated input (see the class docstring)."""
         legacy = getattr(self, "_oracle", None)        # losses written for structfs 0.1 override _oracle
         if legacy is None:
             raise NotImplementedError(f"{type(self).__name__} must implement oracle(y, s) -> (coef, delta).")
         return legacy(y, s)
 
-    def _score(self, y, s):  # pragma: no cover - interface
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({args})"
 
 
-def require_both_classes(y, what):
+def require_both_classes(y: np.ndarray, what: str) -> None:
     if not ((y > 0).any() and (y < 0).any()):
         raise ValueError(f"y must contain both classes (-1 and +1) for the {what} loss.")
 
 
-def require_positive(y, what):
+def require_positive(y: np.ndarray, what: str) -> None:
     if not (y > 0).any():
         raise ValueError(f"y has no positive example; the {what} loss needs at least one.")
 
 
-def untied_cuts(ranked):
+def untied_cuts(ranked: np.ndarray) -> np.ndarray:
     """Which of the n + 1 cuts of scores ``ranked`` in decreasing order (cut k: below the k highest) fall
     between two distinct scores; the cuts above all and below all always do."""
     admissible = np.ones(ranked.shape[0] + 1, dtype=bool)
@@ -130,7 +135,7 @@ def untied_cuts(ranked):
     return admissible
 
 
-def cut_value(ranked, k, beyond=2.0):
+def cut_value(ranked: np.ndarray, k: int, beyond: float = 2.0) -> float:
     """The threshold of cut k of scores ``ranked`` in decreasing order: midway between the k-th and the
     (k+1)-th highest, ``beyond`` past an end."""
     above = ranked[k - 1] if k > 0 else ranked[0] + beyond
@@ -155,7 +160,7 @@ class SortedClasses:
 
     __slots__ = ("n", "y", "s", "sorted_pos", "sorted_neg", "cum_pos", "cum_neg")
 
-    def __init__(self, y, s):
+    def __init__(self, y: np.ndarray, s: np.ndarray) -> None:
         self.n = y.shape[0]
         self.y, self.s = y, s
         pos = y > 0
@@ -165,19 +170,19 @@ class SortedClasses:
         self.cum_neg = np.concatenate(([0.0], np.cumsum(self.sorted_neg)))
 
     @property
-    def P(self):
+    def P(self) -> int:
         return self.sorted_pos.shape[0]
 
     @property
-    def N(self):
+    def N(self) -> int:
         return self.sorted_neg.shape[0]
 
-    def score_part(self, a, b):
+    def score_part(self, a: Any, b: Any) -> Any:
         """-coef . s of the best labeling with table (a, b); vectorised over a and b."""
         scale = 100.0 / self.n
         return scale * (self.cum_neg[b] - (self.cum_pos[-1] - self.cum_pos[a]))
 
-    def _top(self, cls_mask, sorted_desc, count):
+    def _top(self, cls_mask: np.ndarray, sorted_desc: np.ndarray, count: int) -> np.ndarray:
         """Mask of ``count`` examples of a class with the highest scores (ties: lowest index first)."""
         top = np.zeros(self.n, dtype=bool)
         if count == 0:
@@ -188,7 +193,7 @@ class SortedClasses:
         top[tied[:count - np.count_nonzero(top)]] = True
         return top
 
-    def coef(self, a, b):
+    def coef(self, a: int, b: int) -> np.ndarray:
         """coef = (50/n)(y - ybar) of the labeling with + on the top a positives / top b negatives."""
         pos = self.y > 0
         coef = np.where(pos, 100.0 / self.n, 0.0)
@@ -198,7 +203,7 @@ class SortedClasses:
 
 
 @njit(cache=True)
-def _grid_argmax(delta, base_a, gain_b, a0):
+def _grid_argmax(delta: np.ndarray, base_a: np.ndarray, gain_b: np.ndarray, a0: int) -> tuple[float, int, int]:
     """argmax over a block of rows of delta[i, b] + base_a[i] + gain_b[b]; -inf marks infeasible."""
     best = -np.inf
     best_a = -1
@@ -214,7 +219,7 @@ def _grid_argmax(delta, base_a, gain_b, a0):
 
 
 @njit(cache=True)
-def _first_invalid(values, mask, masked):
+def _first_invalid(values: np.ndarray, mask: np.ndarray, masked: bool) -> tuple[int, int]:
     """(index, kind) of the first value that is NaN (0), infinite (1) or negative (2) where ``mask``
     holds (everywhere unless ``masked``), or (-1, -1): one pass, as the grid is searched by blocks."""
     for i in range(values.shape[0]):
@@ -275,7 +280,8 @@ class ContingencyLoss(Loss):
     name = "contingency"
     is_contingency = True
 
-    def __init__(self, fn, feasible=None, name=None, monotone=None):
+    def __init__(self, fn: Callable[..., Any], feasible: Callable[..., Any] | None = None, name: str | None = None,
+                 monotone: bool | None = None) -> None:
         if not callable(fn):
             raise TypeError(f"fn must be a callable fn(a, b, c, d) -> Delta in percent, got {fn!r}.")
         if feasible is not None and not callable(feasible):
@@ -287,26 +293,27 @@ class ContingencyLoss(Loss):
         self.monotone = monotone
         if name is not None:
             self.name = name
-        self._evaluate = None           # fn as chosen by _evaluator(): compiled, or fn itself
-        self._monotone_verdicts = {}    # (P, N) -> (monotone on that grid, its TableSteps or None)
+        self._evaluate: Callable[..., Any] | None = None    # fn as _evaluator() chose it: compiled, or fn
+        # (P, N) -> (monotone on that grid, its TableSteps or None)
+        self._monotone_verdicts: dict[tuple[int, int], tuple[bool, Any]] = {}
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"fn": self.fn, "feasible": self.feasible, "monotone": self.monotone}
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_evaluate", None)    # a compiled ufunc: rebuilt on first use, never pickled
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         state.setdefault("monotone", None)
         state.setdefault("_monotone_verdicts", {})
         self.__dict__.update(state)
         self._evaluate = None
 
     # -- Delta ------------------------------------------------------------------------------
-    def _evaluator(self):
+    def _evaluator(self) -> Callable[..., Any]:
         """The function that evaluates ``fn`` on arrays of tables, chosen once: numba's compilation of
         fn where it compiles and agrees with fn on arrays (or fn works on scalars only), else fn."""
         evaluate = getattr(self, "_evaluate", None)
@@ -327,7 +334,7 @@ class ContingencyLoss(Loss):
         self._evaluate = self.fn if compiled is None else compiled
         return self._evaluate
 
-    def _delta_table(self, a, b, c, d, mask=None):
+    def _delta_table(self, a: Any, b: Any, c: Any, d: Any, mask: Any = None) -> np.ndarray:
         """fn on (broadcast) tables, checked for NaN and negative values where ``mask`` is True."""
         evaluate = self._evaluator()
         try:
@@ -345,15 +352,15 @@ class ContingencyLoss(Loss):
         else:
             at, kind = _first_invalid(np.ravel(out), np.ravel(np.broadcast_to(mask, out.shape)), True)
         if at >= 0:
-            at = np.unravel_index(at, out.shape)
-            table = tuple(int(np.broadcast_to(v, out.shape)[at]) for v in (a, b, c, d))
+            where = np.unravel_index(at, out.shape)
+            table = tuple(int(np.broadcast_to(v, out.shape)[where]) for v in (a, b, c, d))
             what = ("NaN; the loss function must be defined on every contingency table",
                     "an infinite value; Delta must be finite (percent, e.g. 0..100)",
                     "a negative value; Delta must be >= 0 (percent)")[kind]
             raise ValueError(f"fn{table} (a, b, c, d = TP, FP, FN, TN) returned {what}.")
         return out
 
-    def delta(self, y, y_bar):
+    def delta(self, y: ArrayLike, y_bar: ArrayLike) -> float:
         """Delta(y, y_bar) for two -1/+1 labelings."""
         y = check_pm1(y, "y")
         y_bar = check_pm1(y_bar, "y_bar")
@@ -366,13 +373,13 @@ class ContingencyLoss(Loss):
         d = np.int64(y.shape[0]) - a - b - c
         return float(self._delta_table(a, b, c, d))
 
-    def is_monotone(self, P, N):
+    def is_monotone(self, P: int, N: int) -> bool:
         """Whether the oracle may assume Delta non-increasing in a and non-decreasing in b on the grid
         of P positives and N negatives: ``monotone`` where given, else verified over the whole grid once
         per (P, N) (a pass over (P+1)(N+1) tables; ``monotone=True`` skips it)."""
-        return self._grid_facts(P, N)[0]
+        return bool(self._grid_facts(P, N)[0])
 
-    def _grid_facts(self, P, N):
+    def _grid_facts(self, P: int, N: int) -> tuple[bool | None, Any]:
         """(monotone, its TableSteps or None) on the grid of P positives and N negatives, cached."""
         if getattr(self, "monotone", None) is not None:
             return self.monotone, None
@@ -382,24 +389,24 @@ class ContingencyLoss(Loss):
             verdicts[key] = self._check_grid(*key)
         return verdicts[key]
 
-    def verify_monotone(self, P, N):
+    def verify_monotone(self, P: int, N: int) -> bool:
         """Whether Delta is non-increasing in a and non-decreasing in b on every table of P positives
         and N negatives: one pass over the grid, by blocks of rows (not cached)."""
         return self._check_grid(P, N)[0]
 
-    def _check_grid(self, P, N):
+    def _check_grid(self, P: int, N: int) -> tuple[bool, Any]:
         """:func:`check_monotone` of this loss's Delta on the grid of P positives and N negatives."""
         bs = np.arange(N + 1, dtype=np.int64)[None, :]
         return check_monotone(lambda a: self._delta_table(a, bs, P - a, N - bs), P, N)
 
     # -- oracle -----------------------------------------------------------------------------
-    def _feasible_mask(self, a, b, P, N):
+    def _feasible_mask(self, a: Any, b: Any, P: int, N: int) -> np.ndarray | None:
         if self.feasible is None:
             return None
         return np.broadcast_to(np.asarray(self.feasible(a, b, P, N), dtype=bool),
                                np.broadcast(a, b).shape)
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         """Exact maximiser of H: by branch and bound where Delta is monotone (see ``is_monotone``) and no
         ``feasible`` restricts the tables, else by evaluating every table."""
         srt = SortedClasses(y, s)
@@ -410,7 +417,7 @@ class ContingencyLoss(Loss):
         scale = 100.0 / srt.n
         evaluate = self._evaluator()
 
-        def table(a, b):
+        def table(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
             # _delta_table's work on the few corners of a level, without its per-call set-up (tens of
             # levels a call: on small n that set-up was most of the oracle); it names any bad table
             try:
@@ -430,11 +437,11 @@ class ContingencyLoss(Loss):
         delta = float(self._delta_table(np.int64(a), np.int64(b), np.int64(P - a), np.int64(N - b)))
         return srt.coef(a, b), delta
 
-    def _grid_oracle(self, y, s):
+    def _grid_oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         """Exact maximiser of H by evaluating every (a, b) -- O(P*N); the reference for all oracles."""
         return self._grid_search(SortedClasses(y, s))
 
-    def _grid_search(self, srt):
+    def _grid_search(self, srt: SortedClasses) -> tuple[np.ndarray, float]:
         P, N = srt.P, srt.N
         scale = 100.0 / srt.n
         gain_b = scale * srt.cum_neg
@@ -457,7 +464,7 @@ class ContingencyLoss(Loss):
                                         np.int64(P - best_a), np.int64(N - best_b)))
         return srt.coef(best_a, best_b), delta
 
-    def best_cut(self, y, s):
+    def best_cut(self, y: np.ndarray, s: np.ndarray) -> float:
         """The cut t maximising this loss's measure of the labeling ``s - t > 0`` (labels ``y`` in -1/+1):
         every cut between two distinct scores is tried (Delta on the tables of all of them at once,
         O(n log n)); t is the midpoint of the gap, ties go to the fewest positives."""
@@ -474,6 +481,6 @@ class ContingencyLoss(Loss):
         k = int(np.flatnonzero(admissible)[np.argmin(delta[admissible])])
         return cut_value(ranked, k)
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         pred = np.where(s > 0, 1.0, -1.0)
         return 100.0 - self.delta(y, pred)
