@@ -238,8 +238,9 @@ class ColumnCache:
         self._indices: np.ndarray | None = None
         # id(cols) -> (cols, positions) until the cache grows
         self._positions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        # (X, its CSC arrays in int64) for the compiled loop
-        self._arrays: tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        # (X, its CSC arrays in int64, its CSR arrays in int64 or None until asked) for the compiled loop
+        self._arrays: tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray],
+                            tuple[np.ndarray, np.ndarray, np.ndarray] | None] | None = None
 
     def extend(self, new_cols: np.ndarray) -> None:
         """Add columns; only the new ones are read from X (one pass for data on disk)."""
@@ -297,8 +298,20 @@ class ColumnCache:
         if self._arrays is None or self._arrays[0] is not self.X:
             X = sp.csc_matrix(self.X)
             self._arrays = (self.X, (X.indptr.astype(np.int64), X.indices.astype(np.int64),
-                                     np.asarray(X.data, dtype=np.float64)))
+                                     np.asarray(X.data, dtype=np.float64)), None)
         return self._arrays[1]
+
+    def csr_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The same for the cache's rows (CSR), kept as long: X w by rows reads w and writes each score
+        once, where by columns it scatters into the scores (2.2x the time on R8's multi-label rows)."""
+        columns = self.csc_arrays()
+        assert self._arrays is not None
+        rows = self._arrays[2]
+        if rows is None:
+            X = sp.csr_matrix(self.X)
+            rows = (X.indptr.astype(np.int64), X.indices.astype(np.int64), np.asarray(X.data, dtype=np.float64))
+            self._arrays = (self.X, columns, rows)
+        return rows
 
     def columns(self, cols: np.ndarray) -> Any:
         """X[:, cols] for cached columns ``cols``, from the cache."""
