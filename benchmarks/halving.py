@@ -122,7 +122,7 @@ def _sms_problems(splits):
 def _fold_fits(search, X, y, C_per_unit, norms):
     """Fit ``search``'s final estimator at C = ``C_per_unit`` per grid unit on each of its folds, as the
     search scales C and the bias feature to a fold, at the ranking precision (``tol`` 0.1)."""
-    for train, _ in search.folds(y):
+    for train, _ in search._folds(y):
         fold = norms[train]
         model = clone(search.estimator_).set_params(C=C_per_unit * grid_unit(fold),
                                                     bias=data_bias(search.bias, fold), tol=max(search.tol, 0.1))

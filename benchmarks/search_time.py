@@ -34,8 +34,8 @@ def _clocked(owner, name, totals, key):
 
 def _parts(problems):
     totals = {"search": 0.0, "threshold": 0.0, "refit": 0.0, "total": 0.0, "LR": 0.0}
-    with _clocked(StructSVMCV, "search", totals, "search"), \
-            _clocked(StructSVMCV, "refit_best", totals, "refit"), \
+    with _clocked(StructSVMCV, "_search", totals, "search"), \
+            _clocked(StructSVMCV, "_refit_best", totals, "refit"), \
             _clocked(_search, "rescore_at_cv_cuts", totals, "threshold"):
         for Xtr, ytr, _, _ in problems:
             totals["total"] += _timed(StructSVMCV(loss="f1"), Xtr, ytr)[1]

@@ -11,7 +11,6 @@ number of instances and sigma chosen by inner cross-validation.
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
@@ -25,9 +24,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import check_magnitude, check_positive_float, keeps_state_on_failure
 from .estimators import check_parameters
 from .losses import Loss
-from .model_selection import StructSVMCV
+from .model_selection import SearchData, StructSVMCV
 from .model_selection._grid import budget_under_cap, check_grid
-from .model_selection._results import best_candidate
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
 
@@ -341,25 +339,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         D = embedding.min_sq_distances(bags)
         self.columns_ = np.arange(D.shape[1])
         if searching:
-            # sigma only rescales the precomputed distances, so each width costs the grid's fits only
-            folds = est.folds(y)
-            columns = [np.flatnonzero(np.isin(embedding.pool_bag_, train)) for train, _ in folds]
-            @functools.cache
-            def distances_own_out():        # only the fallback's cut needs them, once
-                return embedding.leave_own_out(D)
-
-            def search(estimator, threshold_loss):
-                # the fallback's cut (threshold_loss) is chosen on scores without each bag's own instances
-                D_cut = None if threshold_loss is None else distances_own_out()
-                return _search_widths(estimator, D, sigmas, (y, classes, folds, columns), threshold_loss, D_cut)
-
-            def embedding_at_best(table, distances=D):
-                return np.exp(-distances / (2.0 * table["sigma"][best_candidate(table)] ** 2))
-
-            def cut_data(table):
-                return embedding_at_best(table, distances_own_out())
-
-            est = est.search_and_refit(search, embedding_at_best, y, cut_data)   # may fall back to a ranking loss
+            est.fit_data(_EmbeddingWidths(embedding, D, sigmas), y)     # may fall back to a ranking loss
             sigma = float(est.cv_results_["param_sigma"][est.best_index_])
         else:
             sigma = sigmas[0]
@@ -411,18 +391,25 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         return out
 
 
-def _search_widths(est, D, sigmas, split, threshold_loss=None, D_cut=None):
-    """StructSVMCV ``est``'s search table on the embedding of squared distances ``D`` at every kernel
-    width in ``sigmas``, the tables joined (a ``sigma`` entry per candidate). ``D_cut``: the distances
-    whose embedding sets the cut of ``threshold_loss`` (:meth:`MILESEmbedding.leave_own_out`).
-    ``split``: (bag labels, classes, folds, each fold's columns)."""
-    y, classes, folds, columns = split
-    tables = []
-    for sigma in sigmas:
-        cut_X = None if D_cut is None else np.exp(-D_cut / (2.0 * sigma ** 2))
-        table = est.search(np.exp(-D / (2.0 * sigma ** 2)), y, classes, folds, columns=columns,
-                           threshold_loss=threshold_loss, cut_X=cut_X)
-        table["sigma"] = [sigma] * len(table["C"])
-        tables.append(table)
-    return {k: sum((t[k] for t in tables), []) if isinstance(tables[0][k], list) else tables[0][k]
-            for k in tables[0]}
+class _EmbeddingWidths(SearchData):
+    """The embedding of the training bags at every kernel width in ``sigmas``, for StructSVMCV's search
+    (a :class:`structfs.model_selection.SearchData`): a width only rescales the squared distances ``D``
+    computed once, so each costs the grid's fits only; a fold uses the instances of its own training bags
+    as columns; a cut on the training bags is set on their embedding without each bag's own instances
+    (:meth:`MILESEmbedding.leave_own_out`), as on bags the model has not seen."""
+
+    def __init__(self, embedding: MILESEmbedding, D: np.ndarray, sigmas: Sequence[float]) -> None:
+        self.embedding, self.D = embedding, D
+        self.settings = tuple({"sigma": sigma} for sigma in sigmas)
+        self._own_out: np.ndarray | None = None
+
+    def X(self, setting: dict[str, Any]) -> np.ndarray:
+        return np.exp(-self.D / (2.0 * setting["sigma"] ** 2))
+
+    def fold_columns(self, folds: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        return [np.flatnonzero(np.isin(self.embedding.pool_bag_, train)) for train, _ in folds]
+
+    def cut_X(self, setting: dict[str, Any]) -> np.ndarray:
+        if self._own_out is None:             # only the fallback's cut needs them, once
+            self._own_out = self.embedding.leave_own_out(self.D)
+        return np.exp(-self._own_out / (2.0 * setting["sigma"] ** 2))

@@ -192,7 +192,7 @@ def test_the_search_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zer
     # F1 optimum at w = 0; the F1 search's tables are made featureless to stand in for one.
     rng = np.random.default_rng(9)
     bags, y = _bags(rng, n_bags=24)
-    search = StructSVMCV.search
+    search = StructSVMCV._search
 
     def f1_featureless(self, *args, **kwargs):
         table = search(self, *args, **kwargs)
@@ -200,7 +200,7 @@ def test_the_search_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zer
             table["n_features"] = [0.0] * len(table["n_features"])
         return table
 
-    monkeypatch.setattr(StructSVMCV, "search", f1_featureless)
+    monkeypatch.setattr(StructSVMCV, "_search", f1_featureless)
     est = StructSVMCV(Cs=[10.0], budgets=[1], max_outer=3)
     with pytest.warns(UserWarning, match="zero model"):
         clf = MILESClassifier(estimator=est, sigma=[1.0, 2.0]).fit(bags, y)

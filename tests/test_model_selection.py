@@ -256,8 +256,8 @@ def test_survivors_continue_their_paths_as_a_restarted_path_would():
     for key in ("mean_test_score", "mean_n_features", "pruned"):
         np.testing.assert_array_equal(serial[key], parallel[key])
     cv = StructSVMCV(max_outer=9, n_iter_no_change=None)
-    train, test = cv.folds(y)[0]
-    scoring = cv.path_scoring(np.array([0, 1]))
+    train, test = cv._folds(y)[0]
+    scoring = cv._path_scoring(np.array([0, 1]))
     fold = Fold(train, test, None, 1.0)
     paused = FoldPath(X, y, fold, 30.0, 2, scoring)
     first = paused.advance(3)
@@ -276,8 +276,8 @@ def test_warm_started_unbudgeted_fits_reach_the_same_certified_optimum():
 
     X, y = _data(n=200, m=30, seed=5)
     cv = StructSVMCV()
-    train, test = cv.folds(y)[0]
-    scoring = cv.path_scoring(np.array([0, 1]))
+    train, test = cv._folds(y)[0]
+    scoring = cv._path_scoring(np.array([0, 1]))
     fold = Fold(train, test, None, 1.0)
     Cs = [300.0, 3.0, 30.0]
     cold = [fold_path(X, y, fold, C, None, scoring) for C in Cs]
@@ -482,7 +482,7 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     assert cv.intercept_[0] != 0.0                  # the AUC refit's own intercept is 0: it was moved
     # its candidates are the AUC search's, each cut at its fold's best training cut and scored by F1
     ref = StructSVMCV(loss="auc", scoring="f1")
-    table = ref.search(X, y, np.unique(y), ref.folds(y), threshold_loss=get_loss("f1"))
+    table = ref._search(X, y, np.unique(y), ref._folds(y), threshold_loss=get_loss("f1"))
     assert np.allclose(cv.cv_results_["mean_test_score"], np.mean(table["scores"], axis=1), equal_nan=True)
     X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
     with warnings.catch_warnings():
@@ -833,3 +833,34 @@ def test_rescoring_at_cv_cuts_with_a_memo_gives_the_answers_without():
     for other in (first, again):
         assert other["cuts"] == plain["cuts"] and other["scores"] == plain["scores"]
     assert any(cut != 0.0 for cut in plain["cuts"])
+
+
+def test_a_search_over_versions_of_the_data_chooses_among_them_like_C():
+    """fit_data on a SearchData source: its versions' candidates are each version's own search on the
+    same folds, reported as param_<name>, and the refit is the chosen version's."""
+    from structfs.model_selection import SearchData
+
+    X, y = _data(n=200, m=20, seed=2)
+    noise = np.random.default_rng(9).normal(size=X.shape)
+
+    class Noisy(SearchData):
+        settings = ({"noise": 2.0}, {"noise": 0.0})
+
+        def X(self, setting):
+            return X + setting["noise"] * noise
+
+    grid = dict(Cs=[10.0, 100.0], budgets=[None, 3], max_outer=4)
+    search = StructSVMCV(**grid).fit_data(Noisy(), y)
+    alone = [StructSVMCV(**grid).fit(Noisy().X(setting), y) for setting in Noisy.settings]
+    results = search.cv_results_
+    np.testing.assert_array_equal(results["mean_test_score"],
+                                  np.concatenate([a.cv_results_["mean_test_score"] for a in alone]))
+    n = len(alone[0].cv_results_["param_C"])
+    assert results["param_noise"].tolist() == [2.0] * n + [0.0] * n
+    assert results["params"][0]["noise"] == 2.0
+    version = float(results["param_noise"][search.best_index_])
+    chosen, X_chosen = alone[[2.0, 0.0].index(version)], Noisy().X({"noise": version})
+    assert search.C_ == chosen.C_ and search.budget_ == chosen.budget_
+    np.testing.assert_allclose(search.decision_function(X_chosen), chosen.decision_function(X_chosen))
+    with pytest.raises(ValueError, match="two classes"):
+        StructSVMCV(**grid).fit_data(Noisy(), np.zeros(200))

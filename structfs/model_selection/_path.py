@@ -95,7 +95,7 @@ def fold_path(X, y, fold, C, budget, scoring, carry=None, fold_data=None):
     (False: one ran out of ``max_iter`` planes and its points were scored on an approximate
     solution), and with ``scoring.keep_decisions`` every point's decision values on the validation rows
     (else None). The solves do not warn each: the search reports uncertified candidates once
-    (:meth:`StructSVMCV.refit_best`).
+    (``StructSVMCV._refit_best``).
     """
     task = FoldPath(X, y, fold, C, budget, scoring, carry, fold_data)
     return task.advance(scoring.solver.max_outer)

@@ -74,7 +74,7 @@ def declining_C(outputs, cells, n_folds, done):
 def path_smoothed_scores(table):
     """Mean validation score of every candidate averaged with its neighbours on the same path.
 
-    Along one (sigma, C, budget) cell's path the candidates differ by one group each, and with few
+    Along one (data version, C, budget) cell's path the candidates differ by one group each, and with few
     validation positives their scores jitter from one length to the next: the best single point is
     mostly the luckiest. Each score is averaged over a window of three path lengths (the ends repeat
     their value), so a length is chosen where the path is good, not where it spiked (replayed on the
@@ -82,7 +82,7 @@ def path_smoothed_scores(table):
     unbudgeted candidates (one point) are unchanged.
     """
     mean = np.mean(table["scores"], axis=1)
-    keys = list(zip(table.get("sigma", [None] * len(mean)), table["C"], table["budget"]))
+    keys = list(zip(table.get("setting", [None] * len(mean)), table["C"], table["budget"]))
     smoothed = mean.copy()
     start = 0
     while start < len(mean):                  # grid_results lists each cell's path contiguously
@@ -165,8 +165,10 @@ def cv_results(table):
     }
     for f in range(scores.shape[1]):
         results[f"split{f}_test_score"] = scores[:, f]
-    if "sigma" in table:                       # MILESClassifier's kernel width, chosen by the same CV
-        results["param_sigma"] = np.asarray(table["sigma"], dtype=float)
-        for params, sigma in zip(results["params"], table["sigma"]):
-            params["sigma"] = sigma
+    # the parameters of the data's versions (SearchData.settings), chosen by the same CV
+    settings = [table["settings"][i] for i in table["setting"]] if "setting" in table else [{}] * len(mean)
+    for name in sorted({name for setting in settings for name in setting}):
+        results[f"param_{name}"] = np.asarray([setting.get(name) for setting in settings])
+        for params, setting in zip(results["params"], settings):
+            params[name] = setting.get(name)
     return results

@@ -40,6 +40,7 @@ from ..estimators import (
 from ..losses import Loss, get_loss, on_rows
 from ..solvers import Solver
 from ..solvers.interactions import check_pair_scoring
+from ._data import MatrixData, SearchData
 from ._grid import (
     DEFAULT_C_PER_SAMPLE,
     check_budget,
@@ -274,7 +275,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         those of ``estimator_``. ``loss_`` is the loss the model was trained on: ``loss``, or
         ``FALLBACK_LOSS`` ("auc") when every candidate of the search, or the model refitted on all the
         data, was the zero model (the loss's structural optimum is w = 0: F-measures on noisy,
-        imbalanced data, or with few positives; see :meth:`search_and_refit`); the search then
+        imbalanced data, or with few positives; see :meth:`_search_and_refit`); the search then
         warns and runs again with that ranking loss, scored by the same measure, and since a ranking
         loss learns no threshold, every model's ``intercept_`` is moved to the best cut of ``loss``'s
         measure on its training scores (:func:`best_threshold`)
@@ -365,7 +366,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = get_loss(self.loss, **(self.loss_params or {}))
         return loss, Cs, budgets, check_scoring(self.scoring, loss, self.pos_label)
 
-    def path_scoring(self, classes, *, threshold_loss=None, cut_X=None, per_query=False):
+    def _path_scoring(self, classes, *, threshold_loss=None, cut_X=None, per_query=False):
         """How this search fits and scores each fold's path (:class:`PathScoring`, for :func:`fold_path`):
         its loss, measure, solver settings, debiasing and early stop (``per_query``: a search over query
         ids, whose measure has no one cut to choose)."""
@@ -381,7 +382,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
         return self.Cs is None and self.scale_C
 
-    def folds(self, y, qid=None):
+    def _folds(self, y, qid=None):
         """The (train, test) index pairs of ``cv`` on labels ``y`` (stratified for a number of folds), as
         :meth:`fit` uses them; ValueError when a class has fewer examples than folds. With query ids
         ``qid`` a number of folds splits by query (``GroupKFold``), and a splitter gets them as groups."""
@@ -402,13 +403,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return list(check_cv(self.cv, y, classifier=True).split(np.zeros((len(y), 1)), y))
 
     # Over 8 parameters: beside the data and the folds, the rows' weights and query ids, and the data source's
-    # per-fold columns and cut (MILES's embedding), keywords all.
-    def search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None, sample_weight=None,
+    # per-fold columns and cut (SearchData), keywords all.
+    def _search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None, sample_weight=None,
                qid=None):
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
         restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`;
-        ``sample_weight``, ``qid``: checked weights or query ids of the rows, or None); used by
-        :meth:`fit` and by MILESClassifier."""
+        ``sample_weight``, ``qid``: checked weights or query ids of the rows, or None)."""
 
         loss, Cs, budgets, _ = self._resolve()
         positive = positive_class(np.asarray(classes), self.pos_label)
@@ -435,7 +435,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                            None if w is None else w[train], None if w is None else w[test],
                            None if qid is None else qid[train], None if qid is None else qid[test])
                       for f, (train, test) in enumerate(folds)]
-        scoring = self.path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X, per_query=qid is not None)
+        scoring = self._path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X, per_query=qid is not None)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         table_cells = [(C * unit, B) for C, B in cells]
         memo = {}                      # the cuts by CV of path points already rescored (rescore_at_cv_cuts)
@@ -655,28 +655,50 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             check_pair_scoring(X)
         if weights is not None:
             check_weighted_classes(weights, y, classes)
-        folds = self.folds(y, queries)
+        return self._fit_on(MatrixData(X), y, self._folds(y, queries), weights, queries)
 
-        def search(estimator, threshold_loss):
-            return estimator.search(X, y, classes, folds, threshold_loss=threshold_loss, sample_weight=weights,
-                                    qid=queries)
+    @keeps_state_on_failure
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_data(self, data: SearchData, y: ArrayLike) -> Self:
+        """Cross-validate the grid on the versions of a :class:`SearchData` source's matrix (chosen as C
+        is, reported as ``param_<name>`` in ``cv_results_``) with its columns per fold, then fit the best
+        candidate on all the rows of its version. MILESClassifier searches its kernel widths so."""
+        self._resolve()                         # bad parameters fail before any work
+        y = np.asarray(y)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.shape[0] != 2:
+            raise ValueError(f"y must hold examples of two classes; it has {classes.shape[0]}.")
+        return self._fit_on(data, y, self._folds(y))
 
-        fitted = self.search_and_refit(search, lambda table: X, y, sample_weight=weights, qid=queries)
-        for name, value in vars(fitted).items():        # the fallback's fitted attributes (loss_ among them)
+    def _fit_on(self, data, y, folds, sample_weight=None, qid=None):
+        """Search on ``data``'s versions over ``folds`` and refit; the fitted attributes (the fallback's,
+        ``loss_`` among them, where it took over) on this estimator."""
+        fitted = self._search_and_refit(data, y, folds, sample_weight, qid)
+        for name, value in vars(fitted).items():
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
         return self
 
-    def search_and_refit(self, search, refit_data, y, cut_data=None, sample_weight=None, qid=None):
-        """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
-        model; returns the fitted estimator (this one, or the fallback copy). Used by :meth:`fit` and
-        by MILESClassifier.
+    def _search_data(self, data, y, classes, folds, threshold_loss=None, sample_weight=None, qid=None):
+        """The candidate table of every version of ``data`` (see :meth:`_search`), joined: candidate i was
+        searched on version ``table["settings"][table["setting"][i]]``."""
+        columns = data.fold_columns(folds)
+        tables = []
+        for index, setting in enumerate(data.settings):
+            cut_X = None if threshold_loss is None else data.cut_X(setting)
+            table = self._search(data.X(setting), y, classes, folds, columns=columns, threshold_loss=threshold_loss,
+                                 cut_X=cut_X, sample_weight=sample_weight, qid=qid)
+            table["setting"] = [index] * len(table["C"])
+            tables.append(table)
+        joined = {k: sum((t[k] for t in tables), []) if isinstance(v, list) else v for k, v in tables[0].items()}
+        joined["settings"] = tuple(data.settings)
+        return joined
 
-        ``search(estimator, threshold_loss)`` returns an estimator's candidate table, ``refit_data(table)``
-        the X to refit its best candidate on (MILES: the embedding at the chosen width), ``cut_data(table)``
-        (default ``refit_data``) the X whose scores set the fallback's cut (MILES: that embedding with
-        each bag's own instances left out); ``sample_weight``, ``qid``: the rows' checked weights or query
-        ids, or None.
+    def _search_and_refit(self, data, y, folds, sample_weight=None, qid=None):
+        """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
+        model; returns the fitted estimator (this one, or the fallback copy). ``sample_weight``, ``qid``:
+        the rows' checked weights or query ids, or None.
 
         The fallback: when every candidate is the zero model, or the model refitted on all the data is,
         the loss's structural SVM has its optimum at w = 0 on these data (F-measures on noisy,
@@ -690,35 +712,38 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         measure on its training scores (``threshold_loss``, for a contingency loss).
         """
         loss = self._resolve()[0]
+        classes = np.unique(y)
+
+        def search(estimator, threshold_loss):
+            return estimator._search_data(data, y, classes, folds, threshold_loss, sample_weight, qid)
+
         if loss.ranks_only and self.scoring is None:
-            return self._best_training_loss(search, refit_data, y, loss, sample_weight)
+            return self._best_training_loss(search, data, y, loss, sample_weight)
         can_fall_back = loss.name != FALLBACK_LOSS
         table = search(self, None)
         if np.any(table["n_features"]):
             with warnings.catch_warnings():
                 if can_fall_back:                 # a featureless model falls back below rather than warn
                     warnings.simplefilter("ignore", NoFeaturesWarning)
-                self.refit_best(refit_data(table), y, table, sample_weight=sample_weight, qid=qid)
+                self._refit_best(data, y, table, sample_weight=sample_weight, qid=qid)
             if self.selected_features_.size > 0 or not can_fall_back:
                 return self
             what = "The model refitted on all the data was the zero model"
         elif not can_fall_back:
-            return self.refit_best(refit_data(table), y, table, sample_weight=sample_weight, qid=qid)  # it warns
+            return self._refit_best(data, y, table, sample_weight=sample_weight, qid=qid)  # it warns
         else:
             what = "Every candidate of the search was the zero model"
         warnings.warn(f"{what}: on these data the {loss.name!r} loss's structural SVM has its optimum at w = 0. "
                       f"Searching again with loss={FALLBACK_LOSS!r} (a ranking loss without that trivial "
                       "optimum), scored by the same measure, each model's threshold the best cut of the measure "
-                      "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=5)
+                      "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=6)
         fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
                                           scoring=check_scoring(self.scoring, loss, self.pos_label))
         threshold_loss = loss if loss.is_contingency and qid is None else None
         table = search(fallback, threshold_loss)
-        cut_X = None if cut_data is None or threshold_loss is None else cut_data(table)
-        return fallback.refit_best(refit_data(table), y, table, threshold_loss, cut_X, sample_weight=sample_weight,
-                                   qid=qid)
+        return fallback._refit_best(data, y, table, threshold_loss, sample_weight=sample_weight, qid=qid)
 
-    def _best_training_loss(self, search, refit_data, y, loss, sample_weight=None):
+    def _best_training_loss(self, search, data, y, loss, sample_weight=None):
         """An operating-point ``loss``: search with it and with ``SURROGATE_LOSS`` as the training loss,
         both scored by the operating point's measure on the same folds, and return the refitted model
         whose search scored higher (``loss_`` says which), cut at its out-of-fold operating point.
@@ -731,11 +756,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         surrogate = clone(self).set_params(loss=SURROGATE_LOSS, loss_params=None,
                                            scoring=check_scoring(None, loss, self.pos_label))
         other = search(surrogate, None)
-        # compared by their chosen candidates' scores (refit_best's best_score_), so that only the winner
+        # compared by their chosen candidates' scores (_refit_best's best_score_), so that only the winner
         # is refitted
         if _chosen_score(other) > _chosen_score(own):
-            return surrogate.refit_best(refit_data(other), y, other, operating_point=loss, sample_weight=sample_weight)
-        return self.refit_best(refit_data(own), y, own, sample_weight=sample_weight)
+            return surrogate._refit_best(data, y, other, operating_point=loss, sample_weight=sample_weight)
+        return self._refit_best(data, y, own, sample_weight=sample_weight)
 
     def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
               qid: ArrayLike | None = None) -> float:
@@ -751,15 +776,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         weights = check_sample_weight(sample_weight, n, self.loss_)
         return score_on(scorer, self, X, y, weights, check_query_ids(qid, n, self.loss_, weights))
 
-    def refit_best(self, X, y, table, threshold_loss=None, cut_X=None, operating_point=None, sample_weight=None,
-                   qid=None):
-        """Set the cross-validation results from ``table`` and fit its best candidate on X, y
-        (``threshold_loss``: its intercept moved to that loss's best cut on the scores of ``cut_X``,
-        default X; see :func:`fold_path`; ``operating_point``: an operating-point loss whose cut on the
-        candidate's out-of-fold scores the model gets, as its own loss's when that is one;
-        ``sample_weight``, ``qid``: the rows' checked weights or query ids, or None)."""
+    def _refit_best(self, data, y, table, threshold_loss=None, operating_point=None, sample_weight=None, qid=None):
+        """Set the cross-validation results from ``table`` and fit its best candidate on its version of
+        ``data``'s matrix and y (``threshold_loss``: its intercept moved to that loss's best cut on the
+        scores of that version's ``cut_X``; see :func:`fold_path`; ``operating_point``: an
+        operating-point loss whose cut on the candidate's out-of-fold scores the model gets, as its own
+        loss's when that is one; ``sample_weight``, ``qid``: the rows' checked weights or query ids, or
+        None)."""
         w = sample_weight
         best = self._set_results(table)
+        setting = table["settings"][table["setting"][best]]
+        X = data.X(setting)
+        cut_X = None if threshold_loss is None else data.cut_X(setting)
         max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
         refit = self.C_ if self.debias and self.budget_ is not None else None
         # the refit's solver log only from verbose 2: at 1 the bar and the one-line summary say enough
@@ -797,7 +825,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             warnings.warn(f"{int(uncertified.sum())} of {uncertified.size} candidates were scored on fold fits that "
                           f"ran out of max_iter={self.max_iter} cutting planes without their certificate (C = {Cs}); "
                           "their validation scores are approximate. Raise max_iter (or tol), or leave those C out "
-                          "of Cs.", ConvergenceWarning, stacklevel=7)
+                          "of Cs.", ConvergenceWarning, stacklevel=8)
         self.best_index_ = best
         self.best_score_ = float(np.mean(table["scores"][best]))
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
@@ -867,6 +895,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
 
 def _chosen_score(table):
-    """The mean validation score of the candidate a search table's rule chooses (what ``refit_best`` sets
+    """The mean validation score of the candidate a search table's rule chooses (what ``_refit_best`` sets
     as ``best_score_``)."""
     return float(np.mean(table["scores"][best_candidate(table)]))
