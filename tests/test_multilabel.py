@@ -164,3 +164,18 @@ def test_command_line_trains_a_shared_budget_on_comma_separated_labels(tmp_path,
     assert main(["train", "--multilabel", "--average", "macro", "--cv", "3", "--max-features", "6", "-v", "0",
                  str(tmp_path / "train"), str(tmp_path / "model2")]) == 0
     assert len(load_model(tmp_path / "model2").selected_features_) <= 6
+
+
+def test_the_searched_model_is_the_one_returned():
+    """MultiLabelStructSVMCV's model is its search's refitted joint model read per label (one fit on all
+    the data, one intercept): the model the search scored."""
+    X, Y = make_multilabel_classification(150, n_features=12, n_classes=3, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MultiLabelStructSVMCV(Cs=[1.0], max_features=None).fit(X, Y)
+    joint = np.asarray(model.search_.coef_.toarray() if hasattr(model.search_.coef_, "toarray")
+                       else model.search_.coef_).reshape(3, 12)
+    np.testing.assert_array_equal(model.coef_, joint)
+    assert np.all(model.intercept_ == model.search_.intercept_[0])
+    expanded = expand(X, 3)
+    np.testing.assert_allclose(np.ravel(model.decision_function(X).T), model.search_.decision_function(expanded))
