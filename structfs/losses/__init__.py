@@ -6,6 +6,10 @@ docs/losses.md).
 """
 from __future__ import annotations
 
+from typing import Any, overload
+
+import numpy as np
+
 from .auc import ROCAreaLoss
 from .base import ContingencyLoss, Loss, SortedClasses
 from .error import ErrorRateLoss
@@ -31,20 +35,26 @@ LOSSES = {
     "tpr@fpr": TPRAtFPRLoss,
 }
 
-def on_rows(loss, sample_weight=None, qid=None):
+@overload
+def on_rows(loss: None, sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> None: ...
+@overload
+def on_rows(loss: Loss, sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Loss: ...
+def on_rows(loss: Loss | None, sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Loss | None:
     """``loss`` on examples weighted by ``sample_weight`` (:class:`SampleWeighted`) or averaged over the
     queries ``qid`` (:class:`PerQuery`; a fit takes one or the other); ``loss`` itself for neither (and
     None for a None loss)."""
-    if loss is None or (sample_weight is None and qid is None):
-        return loss
-    return PerQuery(loss, qid) if qid is not None else SampleWeighted(loss, sample_weight)
+    if loss is None:
+        return None
+    if qid is not None:
+        return PerQuery(loss, qid)
+    return loss if sample_weight is None else SampleWeighted(loss, sample_weight)
 
 
 # svm_perf_learn -l codes for the losses structfs shares with it.
 SVMPERF_CODES = {1: "f1", 2: "error", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "auc"}
 
 
-def get_loss(name: str | Loss, **params) -> Loss:
+def get_loss(name: str | Loss, **params: Any) -> Loss:
     """A loss object by name (see ``LOSSES``), or ``name`` itself if it is already a :class:`Loss`."""
     if isinstance(name, Loss):
         if params:

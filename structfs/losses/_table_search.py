@@ -23,8 +23,11 @@ Three pieces serve :class:`structfs.losses.ContingencyLoss`:
   (at n = 10^5 with 50% positives, 590,000-760,000 rectangles a call); the second cancels the
   first-order terms and leaves 10,000-13,000.
 """
+from __future__ import annotations
+
 import types
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,21 +40,20 @@ MONOTONE_TOL = 1e-12
 
 
 @njit(cache=True)
-def _scalar_where(condition, x, y):
+def _scalar_where(condition: bool, x: float, y: float) -> float:
     return x if condition else y
 
 
 @njit(cache=True)
-def _scalar_clip(x, lo, hi):
+def _scalar_clip(x: float, lo: float, hi: float) -> float:
     return min(max(x, lo), hi)
 
 
-def _scalar_numpy():
+def _scalar_numpy() -> types.ModuleType:
     """A module that is numpy except for the functions numba implements with 0-d arrays on scalars."""
     module = types.ModuleType("numpy")
     module.__dict__.update(np.__dict__)
-    module.where = _scalar_where
-    module.clip = _scalar_clip
+    module.__dict__.update(where=_scalar_where, clip=_scalar_clip)
     return module
 
 
@@ -59,7 +61,7 @@ def _scalar_numpy():
 _COMPILED: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
-def compile_table_function(fn):
+def compile_table_function(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     """``fn`` as a numba ufunc ``(int64 a, b, c, d) -> float64``, or None where numba cannot compile it.
 
     Only plain functions compile (not methods or callable objects); the function's globals are kept,
@@ -73,7 +75,7 @@ def compile_table_function(fn):
     return _COMPILED[fn]
 
 
-def _compile(fn):
+def _compile(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     import numba
 
     scalar_np = _scalar_numpy()
@@ -86,7 +88,8 @@ def _compile(fn):
 
 
 @njit(cache=True)
-def _check_monotone_rows(values, a_first, column_min, previous, steps_a, steps_b, block, tol):
+def _check_monotone_rows(values: np.ndarray, a_first: int, column_min: np.ndarray, previous: np.ndarray,
+                         steps_a: np.ndarray, steps_b: np.ndarray, block: int, tol: float) -> bool:
     """Check a block of rows (rows a_first, a_first + 1, ...) against the running column minima and
     record the largest steps of Delta per block of ``block`` x ``block`` tables, each step filed
     under the block of the table it leads to: ``steps_a`` the drops Delta(a - 1, b) - Delta(a, b),
@@ -126,7 +129,7 @@ class TableSteps:
 
     __slots__ = ("block", "drop", "rise")
 
-    def __init__(self, block, drop, rise):
+    def __init__(self, block: int, drop: np.ndarray, rise: np.ndarray) -> None:
         self.block, self.drop, self.rise = block, drop, rise
 
 
@@ -134,7 +137,8 @@ class TableSteps:
 _STEP_BLOCKS = 250_000
 
 
-def check_monotone(table_rows, P, N, block_cells=1 << 22):
+def check_monotone(table_rows: Callable[[np.ndarray], np.ndarray], P: int, N: int,
+                   block_cells: int = 1 << 22) -> tuple[bool, TableSteps | None]:
     """(whether Delta(a, b) is non-increasing in a and non-decreasing in b on the whole (P+1) x (N+1)
     grid, its :class:`TableSteps` or None), reading it by blocks of rows: ``table_rows(a)`` gives Delta
     on rows ``a`` (a column vector) times all b. One pass over the grid; memory of one block of rows."""
@@ -154,7 +158,8 @@ def check_monotone(table_rows, P, N, block_cells=1 << 22):
 
 # Over 8 parameters: a compiled kernel takes its buffers as arrays (numba caches no objects).
 @njit(cache=True)
-def _expand(nodes, m, A, G, best, children, query, drop, rise, block):
+def _expand(nodes: np.ndarray, m: int, A: np.ndarray, G: np.ndarray, best: float, children: np.ndarray,
+            query: np.ndarray, drop: np.ndarray, rise: np.ndarray, block: int) -> tuple[float, int, int, int]:
     """One level of the branch and bound, in place.
 
     Row i < m of ``nodes`` is a rectangle (a0, a1, b0, b1, Delta(a0, b1), Delta(a1, b0)) as float64:
@@ -220,12 +225,13 @@ def _expand(nodes, m, A, G, best, children, query, drop, rise, block):
 
 
 @njit(cache=True)
-def _fill(children, query, k, values):
+def _fill(children: np.ndarray, query: np.ndarray, k: int, values: np.ndarray) -> None:
     for j in range(k):
         children[j, query[2, j]] = values[j]
 
 
-def monotone_maximum(table, P, N, A, G, a_max, b_min, steps=None):
+def monotone_maximum(table: Callable[[np.ndarray, np.ndarray], np.ndarray], P: int, N: int, A: np.ndarray,
+                     G: np.ndarray, a_max: int, b_min: int, steps: TableSteps | None = None) -> tuple[int, int]:
     """(a, b) maximising table(a, b) + A[a] + G[b] for a monotone table (see the module docstring),
     searched over [0, a_max] x [b_min, N]; ``table(a, b)`` evaluates Delta on int64 vectors; ``steps``:
     the table's :class:`TableSteps`, where known, for the tighter bound near the maximum."""

@@ -5,6 +5,10 @@ An output orders every pair (i positive, j negative); swapping a pair adds 100/(
 exactly the pairs with s_i - 1 < s_j. Counting them per example is a sort and two binary searches
 (Joachims 2005, Algorithm 3): O(n log n).
 """
+from __future__ import annotations
+
+from collections.abc import Iterator
+
 import numpy as np
 
 from .._jit import argsort, njit
@@ -14,7 +18,7 @@ from .base import Loss, require_both_classes
 
 
 @njit(cache=True)
-def _auc_jit_oracle(y, s, params):
+def _auc_jit_oracle(y: np.ndarray, s: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, float]:
     """ROCAreaLoss's oracle, compiled (the inner loop calls it too; no settings). Positive i is swapped
     with negative j iff s_i - 1 < s_j: one sort of the shifted positive scores together with the
     negative scores, then one counting pass (ties are counted per value, so the sort's order among
@@ -47,13 +51,13 @@ class ROCAreaLoss(Loss):
     name = "auc"
     jit_oracle = staticmethod(_auc_jit_oracle)
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         require_both_classes(y, self.name)
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         return _auc_jit_oracle(y, s, np.zeros(0))
 
-    def outputs(self, y):
+    def outputs(self, y: np.ndarray) -> Iterator[tuple[np.ndarray, float]]:
         """Every pairwise ordering as (coef, delta): 2^(P N) of them, for verification on tiny n
         (``structfs.testing.check_loss``)."""
         import itertools
@@ -68,7 +72,7 @@ class ROCAreaLoss(Loss):
             coef[neg] = -scale * swapped.sum(axis=0)
             yield coef, scale * swapped.sum()
 
-    def delta(self, y, y_bar):
+    def delta(self, y: np.ndarray, y_bar: np.ndarray) -> float:
         """Delta of a pairwise ordering ``y_bar`` of shape (P, N): +1 ranks positive i above negative j."""
         y = check_pm1(y, "y")
         self._check_classes(y)
@@ -78,12 +82,12 @@ class ROCAreaLoss(Loss):
             raise ValueError(f"y_bar must have shape (P, N) = {(P, y.shape[0] - P)}, got {y_bar.shape}.")
         return 100.0 * np.count_nonzero(y_bar < 0) / y_bar.size
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         return roc_auc(y, s)
 
 
 @njit(cache=True)
-def count_swaps(values, order, pos):
+def count_swaps(values: np.ndarray, order: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, float]:
     """Per example, the number of swapped pairs it belongs to, in one pass over the sorted values.
 
     A positive (value s_i - 1) is swapped with every negative of larger value; a negative with every

@@ -112,6 +112,11 @@ class Loss:
     def _score(self, y: np.ndarray, s: np.ndarray) -> float:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def best_cut(self, y: np.ndarray, s: np.ndarray) -> float:
+        """The cut t whose labeling ``s - t > 0`` this loss's measure rates best: a loss that measures one
+        labeling (the contingency losses) defines it."""
+        raise NotImplementedError(f"{type(self).__name__} measures no one labeling, so it has no best cut.")
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({args})"
@@ -417,7 +422,7 @@ class ContingencyLoss(Loss):
         scale = 100.0 / srt.n
         evaluate = self._evaluator()
 
-        def table(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        def table(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             # _delta_table's work on the few corners of a level, without its per-call set-up (tens of
             # levels a call: on small n that set-up was most of the oracle); it names any bad table
             try:
@@ -427,7 +432,7 @@ class ContingencyLoss(Loss):
             if out is not None and out.shape != a.shape:
                 out = np.ascontiguousarray(np.broadcast_to(out, a.shape))
             if out is None or _first_invalid(out, _EVERYWHERE, False)[0] >= 0:
-                self._delta_table(a, b, P - a, N - b)           # raises, with the message
+                return self._delta_table(a, b, P - a, N - b)    # raises, with the message
             return out
 
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

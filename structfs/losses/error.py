@@ -1,4 +1,8 @@
 """The error-rate (Hamming) loss: Delta = 100 (b + c) / n decomposes per example."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .._jit import njit
@@ -6,13 +10,13 @@ from .base import ContingencyLoss, cut_value, untied_cuts
 
 
 @njit(cache=True)
-def _error_jit_oracle(y, s, params):
+def _error_jit_oracle(y: np.ndarray, s: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, float]:
     """ErrorRateLoss.oracle for the compiled inner loop (no settings)."""
     return _error_oracle(y, s)
 
 
 @njit(cache=True)
-def _error_weighted_jit_oracle(y, s, params):
+def _error_weighted_jit_oracle(y: np.ndarray, s: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, float]:
     """ErrorRateLoss.weighted_oracle for the compiled inner loop, the weights as its params."""
     return _error_weighted_oracle(y, s, params)
 
@@ -40,38 +44,38 @@ class ErrorRateLoss(ContingencyLoss):
     decomposes = True      # takes fractional sample weights (structfs.losses.SampleWeighted)
     weighted_jit_oracle = staticmethod(_error_weighted_jit_oracle)       # params: the weights
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(self._table_delta)      # a method, not a lambda: the loss (and models) pickle
 
     @staticmethod
-    def _table_delta(a, b, c, d):
+    def _table_delta(a: Any, b: Any, c: Any, d: Any) -> Any:
         return 100.0 * (b + c) / (a + b + c + d)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {}
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         return _error_oracle(np.asarray(y, dtype=np.float64), np.asarray(s, dtype=np.float64))
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         return 100.0 * np.count_nonzero(np.where(s > 0, 1.0, -1.0) == y) / y.shape[0]
 
     # -- weighted examples: Delta = 100 (weight of the errors) / (total weight) -------------------
     @staticmethod
-    def weighted_oracle(y, s, w):
+    def weighted_oracle(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
         """The oracle with example i counted w_i times (any w >= 0): the same flips (margin y_i s_i < 1),
         each weighing w_i / sum(w) instead of 1/n."""
         return _error_weighted_oracle(np.asarray(y, dtype=np.float64), np.asarray(s, dtype=np.float64),
                                       np.asarray(w, dtype=np.float64))
 
     @staticmethod
-    def weighted_score(y, s, w):
+    def weighted_score(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> float:
         """Weighted accuracy in percent."""
         return 100.0 * float(w[np.where(s > 0, 1.0, -1.0) == y].sum()) / float(w.sum())
 
     @staticmethod
-    def weighted_best_cut(y, s, w):
+    def weighted_best_cut(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> float:
         """The cut t with the least weight of errors of ``s - t > 0`` (midpoint of a gap; ties: the
         fewest positives)."""
         order = np.argsort(-s, kind="stable")
@@ -85,7 +89,7 @@ class ErrorRateLoss(ContingencyLoss):
 
 
 @njit(cache=True)
-def _error_oracle(y, s):
+def _error_oracle(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
     """One pass (four NumPy passes cost 4 ms at n = 2e5, per cutting plane)."""
     n = y.shape[0]
     scale = 100.0 / n
@@ -101,7 +105,7 @@ def _error_oracle(y, s):
 
 
 @njit(cache=True)
-def _error_weighted_oracle(y, s, w):
+def _error_weighted_oracle(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
     """_error_oracle with example i counted w[i] times."""
     total = 0.0
     for i in range(w.shape[0]):

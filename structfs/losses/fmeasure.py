@@ -7,6 +7,10 @@ increments of h_a change sign (a search per a, galloping from the previous a's a
 oracle costs two sorts plus O(P log N) -- the sort of the negatives only over those that some labeling
 can put on the + side (see :func:`_class_scores`).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .._jit import njit, sort_in_place
@@ -16,7 +20,7 @@ from .base import ContingencyLoss, SortedClasses
 
 
 @njit(cache=True)
-def _fbeta_jit_oracle(y, s, params):
+def _fbeta_jit_oracle(y: np.ndarray, s: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, float]:
     """FBetaLoss.oracle compiled whole (``params`` = [beta^2]), for the compiled inner loop."""
     beta2 = params[0]
     sorted_pos, sorted_neg = _class_scores(y, s, beta2)
@@ -45,18 +49,18 @@ class FBetaLoss(ContingencyLoss):
     name = "fbeta"
     jit_oracle = staticmethod(_fbeta_jit_oracle)
 
-    def __init__(self, beta=1.0):
+    def __init__(self, beta: float = 1.0) -> None:
         self.beta = check_positive_float(beta, "beta")
         super().__init__(self._fbeta_delta)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"beta": self.beta}
 
-    def _fbeta_delta(self, a, b, c, d):
+    def _fbeta_delta(self, a: Any, b: Any, c: Any, d: Any) -> Any:
         return 100.0 * (1.0 - fbeta_from_table(a, b, c, self.beta ** 2))
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         # one compiled call (split of the classes, sorts -- NumPy's above a few hundred scores --, the
         # search over a, the labeling): the oracle runs once or more per plane, and on small n (MIL:
         # tens of bags) each call out of Python costs more than the arithmetic
@@ -64,10 +68,10 @@ class FBetaLoss(ContingencyLoss):
         return coef, float(delta)
 
     @property
-    def jit_params(self):
+    def jit_params(self) -> np.ndarray:
         return np.array([self.beta ** 2])
 
-    def _oracle_reference(self, y, s):
+    def _oracle_reference(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         """The same oracle through SortedClasses (NumPy); kept to test the compiled one against."""
         srt = SortedClasses(y, s)
         b_best = _best_b_per_a_bisect(srt.sorted_neg, srt.P, self.beta ** 2, 100.0 / srt.n)
@@ -78,7 +82,7 @@ class FBetaLoss(ContingencyLoss):
 
 
 @njit(cache=True)
-def _class_scores(y, s, beta2):
+def _class_scores(y: np.ndarray, s: np.ndarray, beta2: float) -> tuple[np.ndarray, np.ndarray]:
     """(scores of the positives, scores of the negatives that can be labelled +), each in the order
     of the examples.
 
@@ -111,7 +115,7 @@ def _class_scores(y, s, beta2):
 
 
 @njit(cache=True)
-def _fbeta_delta_scalar(a, b, P, beta2):
+def _fbeta_delta_scalar(a: int, b: int, P: int, beta2: float) -> float:
     if a == 0:
         return 100.0
     num = (1.0 + beta2) * a
@@ -119,7 +123,7 @@ def _fbeta_delta_scalar(a, b, P, beta2):
 
 
 @njit(cache=True)
-def _best_b_per_a_bisect(sorted_neg, P, beta2, scale):
+def _best_b_per_a_bisect(sorted_neg: np.ndarray, P: int, beta2: float, scale: float) -> np.ndarray:
     """For each a, the largest b in [0, N] whose increment of h_a is > 0 (binary search over all b)."""
     N = sorted_neg.shape[0]
     out = np.empty(P + 1, dtype=np.int64)
@@ -138,7 +142,7 @@ def _best_b_per_a_bisect(sorted_neg, P, beta2, scale):
 
 
 @njit(cache=True)
-def _best_b_per_a(sorted_neg, P, beta2, scale):
+def _best_b_per_a(sorted_neg: np.ndarray, P: int, beta2: float, scale: float) -> np.ndarray:
     """As :func:`_best_b_per_a_bisect`, but each a's search starts from the previous a's answer g:
     the increments decrease in b (concavity), so the boundary is the same whatever the start, and
     consecutive a have nearby boundaries. Galloping from g brackets it in a few probes instead of
@@ -186,7 +190,8 @@ def _best_b_per_a(sorted_neg, P, beta2, scale):
 
 
 @njit(cache=True)
-def _fbeta_oracle(y, s, sorted_pos, sorted_neg, beta2):
+def _fbeta_oracle(y: np.ndarray, s: np.ndarray, sorted_pos: np.ndarray, sorted_neg: np.ndarray,
+                  beta2: float) -> tuple[np.ndarray, float]:
     """(coef, Delta) of the most violated labeling from the classes' scores sorted decreasingly: for
     every a the best b (``_best_b_per_a``), the best (a, b) by H (first maximum, as np.argmax), then
     + on the a highest-scoring positives and the b highest-scoring negatives (ties: lowest index
@@ -233,7 +238,7 @@ def _fbeta_oracle(y, s, sorted_pos, sorted_neg, beta2):
 
 
 @njit(cache=True)
-def _threshold(sorted_desc, count):
+def _threshold(sorted_desc: np.ndarray, count: int) -> tuple[float, int]:
     """(t, k): the ``count`` highest of the decreasingly sorted scores are those above t and k of
     those equal to t (t = +inf, k = 0 when count is 0)."""
     if count == 0:
@@ -264,9 +269,9 @@ class F1Loss(FBetaLoss):
 
     name = "f1"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(1.0)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {}

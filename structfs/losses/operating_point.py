@@ -32,7 +32,10 @@ With the classes sorted by decreasing score, H(a, b) = Delta(a, b) + (100/n) (cu
   [max(ceil(r P), t - N), min(P, t)] never decreases with t, so svm_perf's Prec@k pointer walk
   (:func:`structfs.losses.ranking.best_table`) with a lower bound on a is exact. O(n log n).
 """
+from __future__ import annotations
+
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -57,31 +60,32 @@ class _OperatingPointLoss(ContingencyLoss):
 
     ranks_only = True
     constraint = ""            # the name of the constraint's parameter (and attribute)
-    measure: Callable[..., float] | None = None     # the metric of structfs.metrics that reads the point
+    measure: Callable[..., float]      # the metric of structfs.metrics that reads the point
+    _table_feasible: Callable[..., Any]
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(self._table_delta, self._table_feasible)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {self.constraint: getattr(self, self.constraint)}
 
-    def _measure_loss(self, a, b, c, d):
+    def _measure_loss(self, a: Any, b: Any, c: Any, d: Any) -> Any:
         """100 (1 - recall); precision at recall overrides it."""
         return 100.0 * (1.0 - a / (a + c))
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         return type(self).measure(y, s, getattr(self, self.constraint))
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         require_positive(y, self.name)
 
-    def _table_delta(self, a, b, c, d):
+    def _table_delta(self, a: Any, b: Any, c: Any, d: Any) -> Any:
         with np.errstate(divide="ignore", invalid="ignore"):
             value = self._measure_loss(a, b, c, d)
         return np.where(self._table_feasible(a, b, a + c, b + d), value, _INFEASIBLE)
 
-    def _result(self, srt, a, b):
+    def _result(self, srt: SortedClasses, a: int, b: int) -> tuple[np.ndarray, float]:
         delta = float(self._delta_table(np.int64(a), np.int64(b), np.int64(srt.P - a), np.int64(srt.N - b)))
         return srt.coef(a, b), delta
 
@@ -109,17 +113,17 @@ class PrecisionAtRecallLoss(_OperatingPointLoss):
     constraint = "recall"
     measure = precision_at_recall
 
-    def __init__(self, recall=0.9):
+    def __init__(self, recall: float = 0.9) -> None:
         self.recall = check_rate(recall, "recall")
         super().__init__()
 
-    def _measure_loss(self, a, b, c, d):
+    def _measure_loss(self, a: Any, b: Any, c: Any, d: Any) -> Any:
         return 100.0 * b / (a + b)
 
-    def _table_feasible(self, a, b, P, N):
+    def _table_feasible(self, a: Any, b: Any, P: Any, N: Any) -> Any:
         return (a >= min_true_positives(self.recall, P)) & (a + b >= 1)
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         srt = SortedClasses(y, s)
         least = max(1, int(min_true_positives(self.recall, srt.P)))
         a, b, _ = best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, least, srt.n, True,
@@ -148,14 +152,14 @@ class RecallAtPrecisionLoss(_OperatingPointLoss):
     constraint = "precision"
     measure = recall_at_precision
 
-    def __init__(self, precision=0.9):
+    def __init__(self, precision: float = 0.9) -> None:
         self.precision = check_rate(precision, "precision")
         super().__init__()
 
-    def _table_feasible(self, a, b, P, N):
+    def _table_feasible(self, a: Any, b: Any, P: Any, N: Any) -> Any:
         return (a + b >= 1) & (b <= max_false_positives_at_precision(self.precision, a))
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         srt = SortedClasses(y, s)
         P, N = srt.P, srt.N
         a = np.arange(1, P + 1)
@@ -188,14 +192,14 @@ class TPRAtFPRLoss(_OperatingPointLoss):
     constraint = "fpr"
     measure = tpr_at_fpr
 
-    def __init__(self, fpr=0.01):
+    def __init__(self, fpr: float = 0.01) -> None:
         self.fpr = check_rate(fpr, "fpr", allow_zero=True)
         super().__init__()
 
-    def _table_feasible(self, a, b, P, N):
+    def _table_feasible(self, a: Any, b: Any, P: Any, N: Any) -> Any:
         return b <= max_false_positives(self.fpr, N)
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         srt = SortedClasses(y, s)
         b = min(int(np.count_nonzero(srt.sorted_neg > 0)), int(max_false_positives(self.fpr, srt.N)))
         a = int(np.count_nonzero(srt.sorted_pos > srt.n / srt.P))     # (100/n) s_i > 100/P

@@ -7,6 +7,10 @@ built by the loss on that query's rows alone. H = Delta - coef . s then splits i
 term per query, so the most violated output is each query's own most violated output: the loss's exact
 oracle run once per query (a Python call per query and oracle call; the queries' rows are grouped once).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .base import Loss
@@ -39,7 +43,7 @@ class PerQuery(Loss):
     50.0
     """
 
-    def __init__(self, loss, qid):
+    def __init__(self, loss: Loss, qid: np.ndarray) -> None:
         if not isinstance(loss, Loss):
             raise TypeError(f"loss must be a structfs Loss, got {loss!r}.")
         qid = np.asarray(qid)
@@ -50,15 +54,16 @@ class PerQuery(Loss):
         self.name = loss.name
         self.is_contingency = False      # the mean over queries is not a function of one table
         order = np.argsort(qid, kind="stable")
-        starts = np.flatnonzero(np.concatenate(([True], qid[order][1:] != qid[order][:-1]))) if qid.size else []
+        starts = (np.flatnonzero(np.concatenate(([True], qid[order][1:] != qid[order][:-1]))) if qid.size
+                  else np.zeros(0, dtype=np.int64))
         self.queries = qid[order][starts]
         self._rows = np.split(order, starts[1:]) if qid.size else []
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return self.loss.params
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         if y.shape[0] != self.qid.shape[0]:
             raise ValueError(f"qid has {self.qid.shape[0]} entries but y has {y.shape[0]}.")
         for q, rows in zip(self.queries, self._rows):
@@ -68,7 +73,7 @@ class PerQuery(Loss):
                 raise ValueError(f"query {q.item()!r} (qid): {exc} Drop such queries, or use a per-query loss "
                                  "they satisfy.") from None
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         coef = np.empty(y.shape[0])
         total = 0.0
         for rows in self._rows:
@@ -79,8 +84,8 @@ class PerQuery(Loss):
         coef /= Q
         return coef, total / Q
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         return float(np.mean([self.loss._score(y[rows], s[rows]) for rows in self._rows]))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"PerQuery({self.loss!r}, <{len(self._rows)} queries>)"

@@ -10,6 +10,11 @@ increments pos[a] - neg[t - a - 1] do not increase with a), so H is concave in a
 is where the increments change sign. That point never moves down as t grows, so one pointer finds it
 for every t: the oracle is two sorts plus O(n).
 """
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._jit import njit
@@ -20,7 +25,8 @@ from .base import ContingencyLoss, SortedClasses, require_positive
 
 # Over 8 parameters: a compiled kernel takes the sorted scores and their prefix sums as arrays.
 @njit(cache=True)
-def best_table(sorted_pos, sorted_neg, cum_pos, cum_neg, t_lo, t_hi, per_total, n, a_least):
+def best_table(sorted_pos: np.ndarray, sorted_neg: np.ndarray, cum_pos: np.ndarray, cum_neg: np.ndarray, t_lo: int,
+               t_hi: int, per_total: bool, n: int, a_least: int) -> tuple[int, int, float]:
     """(a, b, H) maximising H over t = a + b in [t_lo, t_hi] and a >= ``a_least``; Delta = 100 (1 - a/t)
     if ``per_total`` else 100 (1 - a/P). ``sorted_*`` decreasing, ``cum_*`` their prefix sums (with a
     leading 0).
@@ -67,10 +73,10 @@ class _CountRestrictedLoss(ContingencyLoss):
 
     per_total = False          # Delta = 100 (1 - a/t) (precision) if True, else 100 (1 - a/P) (recall)
 
-    def _t_range(self, P, n):  # pragma: no cover - interface
+    def _t_range(self, P: int, n: int) -> tuple[int, int]:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         srt = SortedClasses(y, s)
         t_lo, t_hi = self._t_range(srt.P, srt.n)
         a, b, _ = best_table(srt.sorted_pos, srt.sorted_neg, srt.cum_pos, srt.cum_neg, t_lo, t_hi,
@@ -82,10 +88,13 @@ class _CountRestrictedLoss(ContingencyLoss):
 
 
 class _AtKLoss(_CountRestrictedLoss):
-    default_frac: float | None = None
+    default_frac: float        # each subclass's svm_perf default (k_frac)
+    needs_positive: bool
+    _table_delta: Callable[..., Any]
+    _table_feasible: Callable[..., Any]
     k_above_n = False          # may k exceed the number of examples (Rec@k: then every labeling is admitted)
 
-    def __init__(self, k=None, k_frac=None):
+    def __init__(self, k: int | None = None, k_frac: float | None = None) -> None:
         if k is not None and k_frac is not None:
             raise ValueError("Give either k or k_frac, not both.")
         self.k = None if k is None else check_positive_int(k, "k")
@@ -93,20 +102,20 @@ class _AtKLoss(_CountRestrictedLoss):
         super().__init__(self._table_delta, self._table_feasible)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"k": self.k, "k_frac": self.k_frac}
 
-    def k_for(self, P, n):
+    def k_for(self, P: int, n: int) -> int:
         """The k of this loss on data with P positives among n examples."""
         return resolve_k(self.k, self.k_frac, int(P), int(n), self.default_frac, self.k_above_n)
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         if self.needs_positive:
             require_positive(y, self.name)
-        self.k_for(np.count_nonzero(y > 0), y.shape[0])  # raises when k is outside the admissible range
+        self.k_for(int(np.count_nonzero(y > 0)), y.shape[0])  # raises when k is outside the admissible range
 
     @staticmethod
-    def _table_scalars(a, b, c, d):
+    def _table_scalars(a: Any, b: Any, c: Any, d: Any) -> tuple[int, int]:
         P = int(np.asarray(a + c).flat[0])
         n = int(np.asarray(a + b + c + d).flat[0])
         return P, n
@@ -135,17 +144,17 @@ class PrecisionAtKLoss(_AtKLoss):
     needs_positive = False
     per_total = True
 
-    def _table_delta(self, a, b, c, d):
+    def _table_delta(self, a: Any, b: Any, c: Any, d: Any) -> Any:
         return 100.0 * (1.0 - a / (a + b))
 
-    def _table_feasible(self, a, b, P, N):
+    def _table_feasible(self, a: Any, b: Any, P: Any, N: Any) -> Any:
         return a + b >= self.k_for(P, P + N)
 
-    def _t_range(self, P, n):
+    def _t_range(self, P: int, n: int) -> tuple[int, int]:
         return self.k_for(P, n), n
 
-    def _score(self, y, s):
-        k = self.k_for(np.count_nonzero(y > 0), y.shape[0])
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
+        k = self.k_for(int(np.count_nonzero(y > 0)), y.shape[0])
         return 100.0 * top_k_hits(y, s, k) / k
 
 
@@ -172,16 +181,16 @@ class RecallAtKLoss(_AtKLoss):
     needs_positive = True
     k_above_n = True
 
-    def _table_delta(self, a, b, c, d):
+    def _table_delta(self, a: Any, b: Any, c: Any, d: Any) -> Any:
         return 100.0 * (1.0 - a / (a + c))
 
-    def _table_feasible(self, a, b, P, N):
+    def _table_feasible(self, a: Any, b: Any, P: Any, N: Any) -> Any:
         return a + b <= self.k_for(P, P + N)
 
-    def _t_range(self, P, n):
+    def _t_range(self, P: int, n: int) -> tuple[int, int]:
         return 0, min(self.k_for(P, n), n)
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         P = int(np.count_nonzero(y > 0))
         return 100.0 * top_k_hits(y, s, self.k_for(P, y.shape[0])) / P
 
@@ -207,27 +216,27 @@ class PRBEPLoss(_CountRestrictedLoss):
     name = "prbep"
     per_total = True
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(self._table_delta, self._table_feasible)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {}
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         require_positive(y, self.name)
 
     @staticmethod
-    def _table_delta(a, b, c, d):
+    def _table_delta(a: Any, b: Any, c: Any, d: Any) -> Any:
         return 100.0 * (1.0 - a / (a + c))
 
     @staticmethod
-    def _table_feasible(a, b, P, N):
+    def _table_feasible(a: Any, b: Any, P: Any, N: Any) -> Any:
         return a + b == P
 
-    def _t_range(self, P, n):
+    def _t_range(self, P: int, n: int) -> tuple[int, int]:
         return P, P
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         P = int(np.count_nonzero(y > 0))
         return 100.0 * top_k_hits(y, s, P) / P

@@ -31,7 +31,11 @@ highest-scoring negatives and, among them, swaps exactly the pairs with s_i - 1 
 oracle on that subset; the result is a ranking, by the values s_i - 1 / s_j). O(n) selection plus
 O((P + k) log(P + k)).
 """
+from __future__ import annotations
+
 import math
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -44,10 +48,13 @@ from .base import Loss, require_both_classes
 class _RankingLoss(Loss):
     """Shared: both classes needed; every ranking enumerated for ``structfs.testing.check_loss``."""
 
-    def _check_classes(self, y):
+    # (coef, delta) of every ranking given by its positives' places and swaps (each subclass's own)
+    _ranking_outputs: Callable[..., tuple[np.ndarray, np.ndarray]]
+
+    def _check_classes(self, y: np.ndarray) -> None:
         require_both_classes(y, self.name)
 
-    def outputs(self, y):
+    def outputs(self, y: np.ndarray) -> Iterator[tuple[np.ndarray, float]]:
         """Every ranking of the n examples as (coef, delta), duplicates removed: n! orders, for
         verification on tiny n (``structfs.testing.check_loss``)."""
         import itertools
@@ -87,9 +94,9 @@ class AveragePrecisionLoss(_RankingLoss):
 
     name = "ap"
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         pos = y > 0
-        s_pos, idx_pos, s_neg, idx_neg = _split_by_class(s, pos, np.count_nonzero(pos))
+        s_pos, idx_pos, s_neg, idx_neg = _split_by_class(s, pos, int(np.count_nonzero(pos)))
         by_score = np.argsort(s_pos)[::-1]
         order_pos = idx_pos[by_score]                                  # positives by decreasing score
         sorted_neg = np.sort(s_neg)[::-1]                              # negatives' scores, decreasing
@@ -101,7 +108,8 @@ class AveragePrecisionLoss(_RankingLoss):
             coef[order_neg] = (-100.0 / (P * N)) * (P - slot)
         return coef, max(delta, 0.0)
 
-    def _ranking_outputs(self, ranked_pos, swapped_pos, swapped_neg):
+    def _ranking_outputs(self, ranked_pos: np.ndarray, swapped_pos: np.ndarray,
+                         swapped_neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         P = int(ranked_pos[0].sum())
         N = ranked_pos.shape[1] - P
         position = np.arange(1, ranked_pos.shape[1] + 1)
@@ -110,14 +118,14 @@ class AveragePrecisionLoss(_RankingLoss):
         scale = 100.0 / (P * N)
         return scale * (swapped_pos - swapped_neg), 100.0 * (1.0 - ap)
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         return average_precision(y, s)
 
 
 _harmonic = np.zeros(1)
 
 
-def _harmonic_numbers(n):
+def _harmonic_numbers(n: int) -> np.ndarray:
     """H_0..H_m for some m >= n. Kept between calls: the solver calls the oracle with the same n
     every plane, and at n = 10^6 the table costs as much as the positives' argsort."""
     global _harmonic
@@ -129,7 +137,8 @@ def _harmonic_numbers(n):
 
 
 @njit(cache=True)
-def _split_by_class(s, pos, n_pos):
+def _split_by_class(s: np.ndarray, pos: np.ndarray, n_pos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                    np.ndarray]:
     """The positives' and the negatives' scores and indices in one pass (boolean masks cost three
     times as much at 20% positives: the branch in numpy's compress mispredicts)."""
     s_pos, idx_pos = np.empty(n_pos), np.empty(n_pos, dtype=np.int64)
@@ -146,7 +155,7 @@ def _split_by_class(s, pos, n_pos):
 
 
 @njit(cache=True)
-def _ap_interleaving(s_pos, s_neg, harmonic):
+def _ap_interleaving(s_pos: np.ndarray, s_neg: np.ndarray, harmonic: np.ndarray) -> np.ndarray:
     """0-based slot k_j - 1 of every negative (sorted decreasingly, as are the positives) in the most
     violated AP ranking: negative j sits above positives slot_j.. and below the others. ``harmonic``
     holds H_0..H_{P+N} at least (``_harmonic_numbers``)."""
@@ -199,7 +208,8 @@ def _ap_interleaving(s_pos, s_neg, harmonic):
 
 
 @njit(cache=True)
-def _ap_coefficients(s_neg, idx_neg, order_pos, sorted_neg, slot):
+def _ap_coefficients(s_neg: np.ndarray, idx_neg: np.ndarray, order_pos: np.ndarray, sorted_neg: np.ndarray,
+                     slot: np.ndarray) -> tuple[np.ndarray, float, bool]:
     """coef and Delta of the interleaving ``slot`` (per rank of the negatives' decreasing scores).
 
     A negative's coefficient depends on its rank only through its slot, a step function of the rank
@@ -262,11 +272,11 @@ def _ap_coefficients(s_neg, idx_neg, order_pos, sorted_neg, slot):
 
 
 @njit(cache=True, inline="always")
-def _bucket(v, lowest, per_unit, n_buckets):
+def _bucket(v: float, lowest: float, per_unit: float, n_buckets: int) -> int:
     return min(int((v - lowest) * per_unit), n_buckets - 1)
 
 
-def top_negatives(beta, n_neg):
+def top_negatives(beta: float, n_neg: int) -> int:
     """k = ceil(beta N), at least 1; beta N is rounded to 9 decimals first (0.1 * 30 is 3, not 4)."""
     return max(1, int(math.ceil(round(beta * n_neg, 9))))
 
@@ -292,14 +302,14 @@ class PartialAUCLoss(_RankingLoss):
 
     name = "pauc"
 
-    def __init__(self, beta=0.1):
+    def __init__(self, beta: float = 0.1) -> None:
         self.beta = resolve_beta(beta)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"beta": self.beta}
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         pos = y > 0
         neg = np.flatnonzero(~pos)
         k = top_negatives(self.beta, neg.shape[0])
@@ -314,7 +324,8 @@ class PartialAUCLoss(_RankingLoss):
         coef[subset] = scale * np.where(sub_pos, swapped, -swapped)
         return coef, scale * total
 
-    def _ranking_outputs(self, ranked_pos, swapped_pos, swapped_neg):
+    def _ranking_outputs(self, ranked_pos: np.ndarray, swapped_pos: np.ndarray,
+                         swapped_neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         P = int(ranked_pos[0].sum())
         k = top_negatives(self.beta, ranked_pos.shape[1] - P)
         # only the top k negatives of each ranking count: a positive's swaps are capped at k
@@ -324,5 +335,5 @@ class PartialAUCLoss(_RankingLoss):
         swapped = np.where(ranked_pos, np.minimum(swapped_pos, k), 0) - np.where(in_top, swapped_neg, 0)
         return scale * swapped, scale * np.minimum(swapped_pos, k).sum(axis=1)
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         return partial_auc(y, s, self.beta)

@@ -16,6 +16,10 @@ Two cases have exact oracles:
   table is a subset-sum of the weights: the most violated labeling of, e.g., weighted F1 is a knapsack
   problem, so they are refused rather than answered inexactly (scale them to whole numbers instead).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from .base import Loss
@@ -27,7 +31,7 @@ __all__ = ["SampleWeighted", "check_frequency_weights"]
 MAX_COPIES = 2 ** 28
 
 
-def check_frequency_weights(sample_weight, loss):
+def check_frequency_weights(sample_weight: np.ndarray, loss: Loss) -> np.ndarray:
     """``sample_weight`` (validated float64, non-negative) as the loss can take it: float64 for a loss
     that decomposes over examples, int64 whole numbers otherwise (ValueError naming the first fraction)."""
     if not sample_weight.sum() > 0:
@@ -73,13 +77,13 @@ class SampleWeighted(Loss):
     True
     """
 
-    def __init__(self, loss, sample_weight):
+    def __init__(self, loss: Loss, sample_weight: np.ndarray) -> None:
         if not isinstance(loss, Loss):
             raise TypeError(f"loss must be a structfs Loss, got {loss!r}.")
         weights = np.asarray(sample_weight, dtype=np.float64)
         if weights.ndim != 1 or not np.all(np.isfinite(weights)) or np.any(weights < 0):
             raise ValueError("sample_weight must be a 1-d array of finite, non-negative numbers.")
-        self.loss = loss
+        self.loss: Any = loss        # a Loss; the error rate's weighted_* methods where it has them
         self.sample_weight = check_frequency_weights(weights, loss)
         self.name = loss.name
         self.ranks_only = loss.ranks_only
@@ -92,43 +96,43 @@ class SampleWeighted(Loss):
             self._copies = np.repeat(np.arange(weights.shape[0]), self.sample_weight)
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return self.loss.params
 
     @property
-    def jit_params(self):
+    def jit_params(self) -> np.ndarray:
         """The weights, which ``jit_oracle`` (the loss's weighted oracle, compiled) takes as settings."""
         return np.asarray(self.sample_weight, dtype=np.float64)
 
-    def _check_length(self, y):
+    def _check_length(self, y: np.ndarray) -> None:
         if y.shape[0] != self.sample_weight.shape[0]:
             raise ValueError(f"sample_weight has {self.sample_weight.shape[0]} entries but y has {y.shape[0]}.")
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         self._check_length(y)
         if self._copies is None:
             self.loss._check_classes(y[self.sample_weight > 0])
         else:
             self.loss._check_classes(y[self._copies])
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         if self._copies is None:
             return self.loss.weighted_oracle(y, s, self.sample_weight)
         copies = self._copies
         coef, delta = self.loss.oracle(y[copies], s[copies])
         return np.bincount(copies, weights=coef, minlength=y.shape[0]), delta
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         if self._copies is None:
             return self.loss.weighted_score(y, s, self.sample_weight)
         return self.loss._score(y[self._copies], s[self._copies])
 
-    def best_cut(self, y, s):
+    def best_cut(self, y: np.ndarray, s: np.ndarray) -> float:
         """The loss's best cut of the weighted examples' scores (copies tie, so no cut splits them)."""
         if self._copies is None:
             return self.loss.weighted_best_cut(y, s, self.sample_weight)
         return self.loss.best_cut(y[self._copies], s[self._copies])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"SampleWeighted({self.loss!r}, <{self.sample_weight.shape[0]} weights>)"
 
