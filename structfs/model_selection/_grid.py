@@ -1,4 +1,9 @@
 """The default search grid: C per example and per unit squared norm, the budgets, the cap rule."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -23,7 +28,7 @@ DEFAULT_BUDGETS = (5, None)
 MIN_PATH_POINTS = 5
 
 
-def check_grid(values, name, check):
+def check_grid(values: Any, name: str, check: Callable[[Any, str], Any]) -> list[Any]:
     if values is None or isinstance(values, (str, bytes)) or not np.iterable(values):
         raise ValueError(f"{name} must be a non-empty sequence, got {values!r}.")
     values = list(values)
@@ -32,7 +37,7 @@ def check_grid(values, name, check):
     return [check(v, name) for v in values]
 
 
-def budget_under_cap(budget, max_features):
+def budget_under_cap(budget: int | None, max_features: int | None) -> int | None:
     """A default budget under the cap ``max_features``: at most max_features / MIN_PATH_POINTS (at least
     1), so that feature generation reaches the cap in MIN_PATH_POINTS groups or more; unchanged
     without a cap or for caps of 25 and more."""
@@ -41,22 +46,22 @@ def budget_under_cap(budget, max_features):
     return max(1, min(budget, max_features // MIN_PATH_POINTS))
 
 
-def default_budgets(max_features):
+def default_budgets(max_features: int | None) -> list[int | None]:
     """StructSVMCV's default budgets: ``DEFAULT_BUDGETS`` without a cap. Under a cap k each is shrunk
     by :func:`budget_under_cap`, and None (no budget, which a cap excludes) becomes the largest group
     that still leaves a path of MIN_PATH_POINTS points to the cap, k // MIN_PATH_POINTS: the candidate
     whose path can reach the cap (k = 100: (5, 20); k = 25: (5,); k = 10: (2,))."""
     if max_features is None:
         return list(DEFAULT_BUDGETS)
-    shrunk = (budget_under_cap(max_features if b is None else b, max_features) for b in DEFAULT_BUDGETS)
-    return sorted(set(shrunk))
+    shrunk = {budget_under_cap(max_features if b is None else b, max_features) for b in DEFAULT_BUDGETS}
+    return [*sorted(b for b in shrunk if b is not None)]     # under a cap every budget is a number
 
 
-def check_budget(value, name):
+def check_budget(value: Any, name: str) -> int | None:
     return None if value is None else check_positive_int(value, name)
 
 
-def squared_norms(X, columns=None):
+def squared_norms(X: Any, columns: np.ndarray | None = None) -> np.ndarray:
     """Squared norm of every row of X (over ``columns`` only, if given)."""
     if columns is not None:
         X = X[:, columns]
@@ -65,14 +70,14 @@ def squared_norms(X, columns=None):
     return np.einsum("ij,ij->i", X, X)
 
 
-def _mean_squared_norm(norms, sample_weight=None):
+def _mean_squared_norm(norms: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """The rows' mean squared norm (``norms``, one per row; weighted by ``sample_weight``, a row counting
     as that many copies); data of norm zero count as norm one."""
     mean = float(np.average(norms, weights=sample_weight))
     return mean if mean > 0 else 1.0
 
 
-def grid_unit(norms, sample_weight=None):
+def grid_unit(norms: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """What the default grid's C / n is per with ``scale_C``: the number of rows over their mean squared
     norm (``norms``, one per row; with ``sample_weight``, the rows' total weight over their weighted
     mean) -- SVMlight's default C = 1 / mean(x'x), which makes the grid invariant to a rescaling of the
@@ -81,7 +86,7 @@ def grid_unit(norms, sample_weight=None):
     return rows / _mean_squared_norm(norms, sample_weight)
 
 
-def data_bias(bias, norms, sample_weight=None):
+def data_bias(bias: float, norms: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """The bias feature's value with ``scale_C``: ``bias`` times the rows' root mean squared norm (weighted
     by ``sample_weight``), the constant feature on the scale of the others. With the grid's C / s this
     makes the whole problem (and the model's predictions) invariant to a rescaling of X: it is the

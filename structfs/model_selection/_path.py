@@ -1,16 +1,20 @@
 """One (fold, C, budget) task of a search: a feature-generation path fitted on the training part and
 every point of it scored on the validation part."""
+from __future__ import annotations
+
 import functools
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..estimators import LinearModel
-from ..losses import on_rows
+from ..losses import Loss, on_rows
 from ..losses.base import cut_value, untied_cuts
 from ..solvers import PathRefitter, Solver, penalty_for
 from ..solvers.data import SolverData, weights_in
@@ -22,7 +26,7 @@ from ..solvers.interactions import expand, split_weights
 RANKING_TOL = 0.1
 
 
-def take_rows(X, idx):
+def take_rows(X: Any, idx: np.ndarray) -> Any:
     """Rows ``idx`` of X (sparse or array-like)."""
     return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
 
@@ -44,7 +48,8 @@ class Fold:
     test_qid: np.ndarray | None = None
 
 
-def score_on(scorer, model, X, y, sample_weight=None, qid=None):
+def score_on(scorer: Callable[..., float], model: Any, X: Any, y: np.ndarray, sample_weight: np.ndarray | None = None,
+             qid: np.ndarray | None = None) -> float:
     """``scorer(model, X, y)``, with ``sample_weight`` where there are weights (scikit-learn's scorers and
     structfs's take it) and ``qid`` where there are query ids (the loss's own measure takes it)."""
     if qid is not None:
@@ -69,19 +74,20 @@ class PathScoring:
     """
 
     classes: np.ndarray
-    loss: object
-    scorer: object
+    loss: Loss
+    scorer: Callable[..., float]
     solver: Solver
     debias: bool = True
     n_iter_no_change: int | None = None
-    threshold_loss: object = None
-    cut_X: object = None
-    groups: object = None        # every feature's group label: budgets count groups (StructSVM's groups)
+    threshold_loss: Loss | None = None
+    cut_X: Any = None
+    groups: np.ndarray | None = None        # every feature's group label: budgets count groups (StructSVM's groups)
     interactions: bool = False   # budgeted paths also select products of feature pairs (StructSVM's interactions)
     keep_decisions: bool = False  # keep every point's decision values on the validation rows (the cut by CV)
 
 
-def fold_path(X, y, fold, C, budget, scoring, carry=None, fold_data=None):
+def fold_path(X: Any, y: np.ndarray, fold: Fold, C: float, budget: int | None, scoring: PathScoring, carry: Any = None,
+              fold_data: FoldData | None = None) -> tuple[Any, ...]:
     """Fit one (C, budget) cell on ``fold.train`` and score every point of its path on ``fold.test``:
     :class:`FoldPath` run to ``scoring.solver.max_outer`` points.
 
@@ -107,7 +113,7 @@ class FoldData:
     (:class:`SolverData`, built on first use), and the fold's loss and threshold loss (weighted by the
     training rows' weights, if any). A search's cells on one fold share it."""
 
-    def __init__(self, X, y, fold, scoring):
+    def __init__(self, X: Any, y: np.ndarray, fold: Fold, scoring: PathScoring) -> None:
         self.X_tr, self.X_te = take_rows(X, fold.train), take_rows(X, fold.test)
         X_cut = None
         if scoring.cut_X is not None and scoring.threshold_loss is not None:
@@ -124,10 +130,10 @@ class FoldData:
                                                                                 fold.train_weight)
         self.loss.validate(self.y_pm)
         # the cutting planes of the fold's last unbudgeted fit, where its chain over C continues
-        self.chain_planes = []
+        self.chain_planes: list[Any] = []
 
     @functools.cached_property
-    def solver_data(self):
+    def solver_data(self) -> SolverData:
         return SolverData(self.X_tr)
 
 
@@ -138,7 +144,8 @@ class FoldPath:
     starting them over (the points are the same: a path's first points do not depend on its length).
     ``fold_data``: the fold's :class:`FoldData` when the caller shares it between cells."""
 
-    def __init__(self, X, y, fold, C, budget, scoring, carry=None, fold_data=None):
+    def __init__(self, X: Any, y: np.ndarray, fold: Fold, C: float, budget: int | None, scoring: PathScoring,
+                 carry: Any = None, fold_data: FoldData | None = None) -> None:
         t0 = time.perf_counter()
         self.fold, self.scoring, self.carry = fold, scoring, carry
         solver = scoring.solver
@@ -159,7 +166,9 @@ class FoldPath:
         self.refitter = None
         if scoring.debias and penalty.budget is not None:
             self.refitter = PathRefitter(prepared, self.y_pm, loss, C, fold.bias, ranking)
-        self.scores, self.n_features, self.decisions = [], [], []
+        self.scores: list[float] = []
+        self.n_features: list[int] = []
+        self.decisions: list[np.ndarray] = []
         self.path = (solver if penalty.budget is not None else ranking).path(prepared, self.y_pm, loss, C, penalty,
                                                                               fold.bias)
         self.warm = carry is not None and penalty.budget is None
@@ -169,7 +178,7 @@ class FoldPath:
         self.done = False             # the path ended on its own (its last point, an early stop)
         self._setup = time.perf_counter() - t0
 
-    def advance(self, n_points):
+    def advance(self, n_points: int) -> tuple[Any, ...]:
         """Run the path to at most ``n_points`` points in all; (scores, n_features, seconds, certified,
         decisions) of every point so far (as :func:`fold_path`'s), ``seconds`` those of this call."""
         t0 = time.perf_counter() - self._setup
@@ -209,7 +218,8 @@ class FoldPath:
                 certified, list(self.decisions) if scoring.keep_decisions else None)
 
 
-def unbudgeted_chain(X, y, fold, Cs, scoring, fold_data=None):
+def unbudgeted_chain(X: Any, y: np.ndarray, fold: Fold, Cs: list[float], scoring: PathScoring,
+                     fold_data: FoldData | None = None) -> list[tuple[Any, ...]]:
     """:func:`fold_path` of the unbudgeted cell at each C of ``Cs`` on one fold, in increasing C, each
     fit starting from the previous one's planes; the outputs in the order of ``Cs``. A fit at C
     warm-started from the planes at the next smaller C needs fewer new ones (R8 "earn", one fold's
@@ -223,7 +233,8 @@ def unbudgeted_chain(X, y, fold, Cs, scoring, fold_data=None):
     return [out[C] for C in Cs]
 
 
-def chain_from(X, y, fold, Cs, scoring, planes):
+def chain_from(X: Any, y: np.ndarray, fold: Fold, Cs: list[float], scoring: PathScoring,
+               planes: Any) -> tuple[list[tuple[Any, ...]], Any]:
     """:func:`unbudgeted_chain` continued from ``planes`` (those of the fold's last unbudgeted fit), with
     the planes where it stopped: (outputs, planes). For a worker process, which keeps no
     :class:`FoldData` between the steps of a search."""
@@ -232,13 +243,14 @@ def chain_from(X, y, fold, Cs, scoring, planes):
     return unbudgeted_chain(X, y, fold, Cs, scoring, fold_data), fold_data.chain_planes
 
 
-def best_threshold(loss, y, s):
+def best_threshold(loss: Loss, y: np.ndarray, s: np.ndarray) -> float:
     """The cut t maximising the contingency ``loss``'s measure of the labeling ``s - t > 0`` (labels
     ``y`` in -1/+1): :meth:`structfs.losses.ContingencyLoss.best_cut`."""
     return loss.best_cut(y, s)
 
 
-def same_rate_cut(decisions, cut, scores, decision_weight=None, score_weight=None):
+def same_rate_cut(decisions: np.ndarray, cut: float, scores: np.ndarray, decision_weight: np.ndarray | None = None,
+                  score_weight: np.ndarray | None = None) -> float:
     """The cut on ``scores`` above which the same (weighted) fraction of examples lies as above ``cut`` in
     ``decisions``, midway between two distinct scores: an operating point chosen on out-of-fold decision
     values, carried to another model by rank. The refitted model is not the folds' models -- it is fitted
@@ -255,7 +267,8 @@ def same_rate_cut(decisions, cut, scores, decision_weight=None, score_weight=Non
     return cut_value(ranked, k, beyond=1.0)
 
 
-def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None, memo=None):
+def rescore_at_cv_cuts(table: dict[str, Any], y_pm: np.ndarray, test_rows: Sequence[np.ndarray], loss: Loss,
+                       sample_weight: np.ndarray | None = None, memo: dict[Any, Any] | None = None) -> dict[str, Any]:
     """Move each candidate of ``table`` to a cut chosen on out-of-fold decision values where that beats
     its own cut by more than the folds' noise, in place.
 
@@ -271,7 +284,7 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None, memo=No
     no positives and the gain is many standard errors. ``memo`` (a dict kept across calls): the answers
     for candidates whose decision values are the very arrays of an earlier call (successive halving
     rescores its table at every rung, where only the paths run on have new points)."""
-    def on(rows):                      # the loss on these rows' weights
+    def on(rows: np.ndarray) -> Loss:
         return on_rows(loss, None if sample_weight is None else sample_weight[rows])
 
     table["cuts"] = []
@@ -293,7 +306,8 @@ def rescore_at_cv_cuts(table, y_pm, test_rows, loss, sample_weight=None, memo=No
     return table
 
 
-def _cv_cut(per_fold, own, test_rows, y_pm, pooled, on):
+def _cv_cut(per_fold: list[np.ndarray], own: Any, test_rows: Sequence[np.ndarray], y_pm: np.ndarray,
+            pooled: np.ndarray, on: Callable[[np.ndarray], Loss]) -> tuple[list[float] | None, float]:
     """(the folds' scores at cuts chosen on the other folds, the pooled cut) for a candidate whose fold
     decision values are ``per_fold`` and own-cut scores ``own``, where moving its cut gains more than
     the gain's standard error over the folds; else (None, 0.0)."""
@@ -310,7 +324,7 @@ def _cv_cut(per_fold, own, test_rows, y_pm, pooled, on):
     return None, 0.0
 
 
-def cut_at_best(model, loss, y, X, sign=1.0):
+def cut_at_best(model: Any, loss: Loss, y: np.ndarray, X: Any, sign: float = 1.0) -> None:
     """Move a fitted linear model's intercept so that it predicts positive above the best cut of the
     contingency ``loss``'s measure on its own scores of X (labels ``y`` in -1/+1; ``sign`` -1 where the
     model's decision values rank the negative class high, its positive class being ``classes_[0]``)."""

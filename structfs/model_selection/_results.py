@@ -1,12 +1,20 @@
 """The search's results: per-candidate tables, the path-smoothed choice, scikit-learn's cv_results_."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+
+# A search's candidate table: per-candidate lists (C, budget, n_groups, scores, ...) and a few search-wide
+# entries (selection, test_rows, settings)
+Table = dict[str, Any]
 
 # Unbudgeted C steps in a row at which the cross-validated score fell, after which a search fits no
 # larger C (declining_C): as scikit-learn's n_iter_no_change, a fall at one step can be noise.
 C_PATIENCE = 2
 
 
-def grid_results(cells, outputs, n_folds):
+def grid_results(cells: list[tuple[float, int | None]], outputs: list[Any], n_folds: int) -> Table:
     """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
 
     A fold whose path ended earlier (its generation converged) keeps its last point for longer paths; a
@@ -15,7 +23,7 @@ def grid_results(cells, outputs, n_folds):
     ``certified``: every fold's fit of the candidate's cell ended with its certificate. ``decisions``
     (where the paths kept them): every fold's decision values on its validation rows.
     """
-    out = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
+    out: Table = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
     if any(r is not None and r[4] is not None for r in outputs):
         out["decisions"] = []
     for c, cell in enumerate(cells):
@@ -37,7 +45,7 @@ def grid_results(cells, outputs, n_folds):
     return out
 
 
-def race_budgeted(outputs, cells, n_folds):
+def race_budgeted(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int) -> list[int]:
     """The budgeted cells worth running on every fold: positions in ``cells`` ((C, budget) pairs) whose
     path on the first fold reached, at its best point, the first-fold score of the best unbudgeted cell
     (by its mean over the folds) minus that cell's standard deviation over the folds.
@@ -55,12 +63,12 @@ def race_budgeted(outputs, cells, n_folds):
     return [c for c, (_, B) in enumerate(cells) if B is not None and np.max(outputs[c][0]) >= bar]
 
 
-def _first_scores(outputs, n_cells, n_folds, c):
+def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> list[float]:
     """Cell c's validation score on every fold at its path's first point (an unbudgeted cell's only one)."""
     return [outputs[f * n_cells + c][0][0] for f in range(n_folds)]
 
 
-def declining_C(outputs, cells, n_folds, done):
+def declining_C(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int, done: list[int]) -> bool:
     """Whether the unbudgeted cells ``done`` (positions in ``cells``, in increasing C, run on every
     fold) show the cross-validated score falling at each of the last C_PATIENCE steps: past the peak of
     the regularisation path, where a larger C would buy nothing (the one-standard-error rule picks the
@@ -71,7 +79,7 @@ def declining_C(outputs, cells, n_folds, done):
     return all(later < earlier for earlier, later in zip(means[-C_PATIENCE - 1:-1], means[-C_PATIENCE:]))
 
 
-def path_smoothed_scores(table):
+def path_smoothed_scores(table: Table) -> np.ndarray:
     """Mean validation score of every candidate averaged with its neighbours on the same path.
 
     Along one (data version, C, budget) cell's path the candidates differ by one group each, and with few
@@ -96,7 +104,7 @@ def path_smoothed_scores(table):
     return smoothed
 
 
-def best_candidate(table):
+def best_candidate(table: Table) -> int:
     """Index of the chosen candidate under the table's ``selection`` rule (default "one_se").
 
     "best": the best path-smoothed mean score (:func:`path_smoothed_scores`); ties go to fewer features,
@@ -121,7 +129,7 @@ def best_candidate(table):
     return int(within[np.argmin(np.asarray(table["C"], dtype=float)[within])])
 
 
-def _best_score(table):
+def _best_score(table: Table) -> tuple[np.ndarray, int]:
     """(eligible path-smoothed scores, index of the best): -inf for the candidates successive halving cut
     short (unless all were); ties to fewer features, then to the smaller C."""
     score = path_smoothed_scores(table)
@@ -132,7 +140,7 @@ def _best_score(table):
     return score, int(np.lexsort((C, np.asarray(table["n_features"], dtype=float), -score))[0])
 
 
-def within_one_se(table):
+def within_one_se(table: Table) -> np.ndarray:
     """Boolean mask of the candidates whose path-smoothed score is at least the best one's minus the
     standard error of the best candidate's fold scores (std with ddof=1 over sqrt(folds))."""
     score, best = _best_score(table)
@@ -141,7 +149,7 @@ def within_one_se(table):
     return score >= score[best] - se
 
 
-def cv_results(table):
+def cv_results(table: Table) -> dict[str, Any]:
     """The table as scikit-learn's ``cv_results_`` (dict of arrays, one entry per candidate)."""
     scores = np.asarray(table["scores"], dtype=float)
     mean = scores.mean(axis=1)

@@ -1,7 +1,12 @@
 """What a search scores: the loss's own measure by default, or any scikit-learn scorer."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from ..losses import on_rows
+from ..losses import Loss, on_rows
 from ..metrics import MEASURES, StructScorer
 
 
@@ -10,10 +15,11 @@ class _LossScorer:
     better), of the class ``pos_label`` (None: ``classes_[1]``); of weighted examples (``sample_weight``)
     or averaged over queries (``qid``) where given."""
 
-    def __init__(self, loss, pos_label=None):
+    def __init__(self, loss: Loss, pos_label: Any = None) -> None:
         self.loss, self.pos_label = loss, pos_label
 
-    def __call__(self, estimator, X, y, sample_weight=None, qid=None):
+    def __call__(self, estimator: Any, X: Any, y: Any, sample_weight: np.ndarray | None = None,
+                 qid: np.ndarray | None = None) -> float:
         classes = estimator.classes_
         positive = classes[1] if self.pos_label is None else self.pos_label
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
@@ -21,7 +27,8 @@ class _LossScorer:
         return on_rows(self.loss, sample_weight, qid).score(y_pm, scores if positive == classes[1] else -scores) / 100.0
 
 
-def check_scoring(scoring, loss, pos_label=None):
+def check_scoring(scoring: str | Callable[..., float] | None, loss: Loss, pos_label: Any = None) -> Callable[...,
+                  float]:
     """A scorer(estimator, X, y): None -> the loss's own measure (of the class ``pos_label``); a structfs
     measure name; any scikit-learn scorer name or callable. ValueError naming ``scoring`` otherwise."""
     if scoring is None:

@@ -12,7 +12,7 @@ import numbers
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,6 +67,7 @@ from ._path import (
 )
 from ._results import (
     C_PATIENCE,
+    Table,
     best_candidate,
     cv_results,
     declining_C,
@@ -91,7 +92,7 @@ SURROGATE_LOSS = "f1"
 
 
 
-def _as_list(function, *args):
+def _as_list(function: Callable[..., Any], *args: Any) -> list[Any]:
     return [function(*args)]
 
 
@@ -107,7 +108,7 @@ class _Progress:
     """The search's progress: a tqdm bar of the fold paths done (verbose >= 1), a line per fold path
     (verbose >= 2); nothing at verbose 0."""
 
-    def __init__(self, total, verbose):
+    def __init__(self, total: int, verbose: int) -> None:
         self.verbose, self.bar = verbose, None
         if verbose:
             import sys
@@ -116,23 +117,23 @@ class _Progress:
 
             self.bar = tqdm(total=total, desc="StructSVMCV fold paths", unit="path", file=sys.stderr)
 
-    def __enter__(self):
+    def __enter__(self) -> _Progress:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
             if exc[0] is None and self.bar.n < self.bar.total:   # halving ended paths before the plan
                 self.bar.total = self.bar.n
                 self.bar.refresh()
             self.bar.close()
 
-    def drop(self, paths):
+    def drop(self, paths: int) -> None:
         """The plan shrank: ``paths`` fold paths will not run (the race dropped their cells)."""
         if self.bar is not None and paths:
             self.bar.total -= paths
             self.bar.refresh()
 
-    def __call__(self, task, out):
+    def __call__(self, task: tuple[int, float, int | None], out: Any) -> None:
         if self.bar is None:
             return
         if self.verbose >= 2:
@@ -344,7 +345,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _estimator(self, **params):
+    def _estimator(self, **params: Any) -> StructSVM:
         budgeted = params.get("budget") is not None       # no budget: no groups to count, no pairs to select
         return StructSVM(loss=self.loss, groups=self.groups if budgeted else None,
                          interactions=bool(self.interactions) and budgeted, bias=self.bias,
@@ -352,7 +353,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                          max_features=self.max_features, master_solver=self.master_solver, pos_label=self.pos_label,
                          **params)
 
-    def _resolve(self):
+    def _resolve(self) -> tuple[Loss, list[float], list[int | None], Callable[..., float]]:
         """(loss, Cs, budgets, scorer) from the parameters, after the rules that tie them together and
         the checks of the grids' values (each parameter alone is checked by ``_parameter_constraints``)."""
         Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
@@ -366,7 +367,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = get_loss(self.loss, **(self.loss_params or {}))
         return loss, Cs, budgets, check_scoring(self.scoring, loss, self.pos_label)
 
-    def _path_scoring(self, classes, *, threshold_loss=None, cut_X=None, per_query=False):
+    def _path_scoring(self, classes: np.ndarray, *, threshold_loss: Loss | None = None, cut_X: Any = None,
+                      per_query: bool = False) -> PathScoring:
         """How this search fits and scores each fold's path (:class:`PathScoring`, for :func:`fold_path`):
         its loss, measure, solver settings, debiasing and early stop (``per_query``: a search over query
         ids, whose measure has no one cut to choose)."""
@@ -378,11 +380,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X,
                            groups, bool(self.interactions), keep_decisions)
 
-    def _scales_to_data(self):
+    def _scales_to_data(self) -> bool:
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
         return self.Cs is None and self.scale_C
 
-    def _folds(self, y, qid=None):
+    def _folds(self, y: np.ndarray, qid: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """The (train, test) index pairs of ``cv`` on labels ``y`` (stratified for a number of folds), as
         :meth:`fit` uses them; ValueError when a class has fewer examples than folds. With query ids
         ``qid`` a number of folds splits by query (``GroupKFold``), and a splitter gets them as groups."""
@@ -404,8 +406,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     # Over 8 parameters: beside the data and the folds, the rows' weights and query ids, and the data source's
     # per-fold columns and cut (SearchData), keywords all.
-    def _search(self, X, y, classes, folds, *, columns=None, threshold_loss=None, cut_X=None, sample_weight=None,
-               qid=None):
+    def _search(self, X: Any, y: np.ndarray, classes: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]], *,
+                columns: list[np.ndarray] | None = None, threshold_loss: Loss | None = None, cut_X: Any = None,
+                sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Table:
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
         restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`;
         ``sample_weight``, ``qid``: checked weights or query ids of the rows, or None)."""
@@ -438,7 +441,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         scoring = self._path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X, per_query=qid is not None)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         table_cells = [(C * unit, B) for C, B in cells]
-        memo = {}                      # the cuts by CV of path points already rescored (rescore_at_cv_cuts)
+        memo: dict[Any, Any] = {}      # the cuts by CV of path points already rescored (rescore_at_cv_cuts)
         outputs, pruned = self._halving(X, y, fold_tasks, tasks, cells, table_cells, scoring, memo)
         table = self._scored(grid_results(table_cells, outputs, len(folds)), y, fold_tasks, scoring, memo)
         cut = {table_cells[c] for c in pruned}
@@ -447,7 +450,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         table["test_rows"] = tuple(test for _, test in folds)       # a tuple: one per fold, not per candidate
         return table
 
-    def _halving(self, X, y, fold_tasks, tasks, cells, table_cells, scoring, memo):
+    def _halving(self, X: Any, y: np.ndarray, fold_tasks: list[Fold], tasks: list[tuple[int, float, int | None]],
+                 cells: list[tuple[float, int | None]], table_cells: list[tuple[float, int | None]],
+                 scoring: PathScoring, memo: dict[Any, Any]) -> tuple[list[Any], set[int]]:
         """Run the fold paths ``tasks`` (fold, C, B) -- cell c of fold f at f * len(cells) + c -- by
         successive halving (``halving_factor``; None: each once, to its end); (outputs, pruned cells).
         ``memo``: the rescored cuts kept across its rungs (:func:`rescore_at_cv_cuts`).
@@ -459,14 +464,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         max_outer, n_folds = scoring.solver.max_outer, len(fold_tasks)
         smallest = min((B for _, B in cells if B is not None), default=1)
 
-        def length(rung, B):
+        def length(rung: int, B: int | None) -> int:
             return max_outer if B is None else min(max_outer, max(1, -(-rung * smallest // B)))
 
-        def capped(c, rung):            # some fold's path stopped at the rung, not on its own
+        def capped(c: int, rung: int) -> bool:
             return cells[c][1] is not None and any(
                 outputs[f * len(cells) + c][0].shape[0] >= length(rung, cells[c][1]) for f in range(n_folds))
 
-        outputs = [None] * len(tasks)
+        outputs: list[Any] = [None] * len(tasks)
         pending, alive, pruned = list(range(len(tasks))), list(range(len(cells))), set()
         rung = max_outer if self.halving_factor is None else min(HALVING_FIRST_RUNG, max_outer)
         # The race: with halving, where the grid holds unbudgeted cells (one fit each, cheap) beside
@@ -487,13 +492,13 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # ones start a survivor's path over in a worker. Kept paths hold their planes (K x n each), so
         # only while the training rows of all of them stay under RESUME_MAX_ROWS.
         budgeted_rows = sum(len(fold_tasks[f].train) for f, _, B in tasks if B is not None)
-        live = {} if self.n_jobs in (None, 1) and budgeted_rows <= RESUME_MAX_ROWS else None
-        shared = {}                    # fold -> FoldData, shared by its cells (serial searches, as live)
-        chain_planes = {}              # fold -> its unbudgeted chain's last planes (searches without live)
+        live: dict[int, FoldPath] | None = {} if self.n_jobs in (None, 1) and budgeted_rows <= RESUME_MAX_ROWS else None
+        shared: dict[int, FoldData] = {}    # fold -> FoldData, shared by its cells (serial searches, as live)
+        chain_planes: dict[int, Any] = {}   # fold -> its unbudgeted chain's last planes (searches without live)
         with self._progress(self._planned_paths(tasks, len(cells), rung, max_outer)) as progress:
             while pending:
                 # a fold's unbudgeted cells run as one job, over C, each fit warm-started (unbudgeted_chain)
-                chains = {}
+                chains: dict[int, list[int]] = {}
                 for i in pending:
                     if tasks[i][2] is None:
                         chains.setdefault(tasks[i][0], []).append(i)
@@ -546,10 +551,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     continued = set(pending)
                     live = {i: task for i, task in live.items() if i in continued}
                 alive = survivors
-                rung = min(rung * self.halving_factor, max_outer)
+                rung = min(rung * cast(int, self.halving_factor), max_outer)
         return outputs, pruned
 
-    def _scored(self, table, y, fold_tasks, scoring, memo=None):
+    def _scored(self, table: Table, y: np.ndarray, fold_tasks: list[Fold], scoring: PathScoring,
+                memo: dict[Any, Any] | None = None) -> Table:
         """The table with every candidate scored at the cut the refitted model will get
         (:func:`rescore_at_cv_cuts`; ``threshold="cv"``, the loss's own measure as the scoring, a
         contingency loss), so that a candidate is chosen for its direction, not for where its own cut
@@ -565,7 +571,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return table
 
     @staticmethod
-    def _job(X, y, fold_tasks, tasks, scoring, max_outer, planes):
+    def _job(X: Any, y: np.ndarray, fold_tasks: list[Fold], tasks: list[tuple[int, float, int | None]],
+             scoring: PathScoring, max_outer: int, planes: Any) -> Any:
         """A delayed call giving the outputs of ``tasks`` (one fold): one budgeted path run to ``max_outer``
         groups, or the fold's unbudgeted cells as a warm-started chain continued from ``planes``, with
         the planes where it stopped (:func:`chain_from`)."""
@@ -580,7 +587,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     # Over 8 parameters: a rung's job with the state it continues (live paths, shared fold data) as a worker
     # process receives it, without the estimator.
     @staticmethod
-    def _resumed(live, shared, X, y, fold_tasks, tasks, job, scoring, max_outer):
+    def _resumed(live: dict[int, FoldPath], shared: dict[int, FoldData], X: Any, y: np.ndarray, fold_tasks: list[Fold],
+                 tasks: list[tuple[int, float, int | None]], job: list[int], scoring: PathScoring,
+                 max_outer: int) -> list[Any]:
         """The outputs of ``job`` (as :meth:`_job`'s) in this process, continuing a budgeted path kept in
         ``live`` (task index -> FoldPath) from an earlier rung; every cell of a fold uses its
         :class:`FoldData` kept in ``shared`` (fold -> FoldData)."""
@@ -595,17 +604,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring, fold_data=fold_data)
         return [task.advance(max_outer)]
 
-    def _survivors(self, table, cells, alive):
+    def _survivors(self, table: Table, cells: list[tuple[float, int | None]], alive: list[int]) -> list[int]:
         """The best ``1 / halving_factor`` of the candidates ``alive`` (positions in ``cells``) by the
         best path-smoothed score of their path so far."""
         smoothed = path_smoothed_scores(table)
-        best = {}
+        best: dict[tuple[float, int | None], float] = {}
         for key, score in zip(zip(table["C"], table["budget"]), smoothed):
             best[key] = max(best.get(key, -np.inf), score)
         ranked = sorted(alive, key=lambda c: -best.get(cells[c], -np.inf))      # a path may have no point
-        return sorted(ranked[:-(-len(alive) // self.halving_factor)])
+        return sorted(ranked[:-(-len(alive) // cast(int, self.halving_factor))])
 
-    def _planned_paths(self, tasks, n_cells, rung, max_outer):
+    def _planned_paths(self, tasks: list[tuple[int, float, int | None]], n_cells: int, rung: int,
+                       max_outer: int) -> int:
         """The fold-path runs successive halving makes at most, known before it starts: every task at the
         first rung, then the budgeted tasks of the surviving 1 / halving_factor of the cells at each later
         rung (fewer where paths end on their own: the bar then closes at what was run)."""
@@ -618,7 +628,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             rung = min(rung * self.halving_factor, max_outer)
         return total
 
-    def _progress(self, total):
+    def _progress(self, total: int) -> _Progress:
         """A context giving ``progress(task, output)`` for each finished fold path: a progress bar of
         ``total`` (verbose >= 1) and a line per fold path (verbose >= 2)."""
         return _Progress(total, self.verbose)
@@ -655,7 +665,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             check_pair_scoring(X)
         if weights is not None:
             check_weighted_classes(weights, y, classes)
-        return self._fit_on(MatrixData(X), y, self._folds(y, queries), weights, queries)
+        labels = np.asarray(y)
+        return self._fit_on(MatrixData(X), labels, self._folds(labels, queries), weights, queries)
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
@@ -664,14 +675,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         is, reported as ``param_<name>`` in ``cv_results_``) with its columns per fold, then fit the best
         candidate on all the rows of its version. MILESClassifier searches its kernel widths so."""
         self._resolve()                         # bad parameters fail before any work
-        y = np.asarray(y)
-        check_classification_targets(y)
-        classes = np.unique(y)
+        labels = np.asarray(y)
+        check_classification_targets(labels)
+        classes = np.unique(labels)
         if classes.shape[0] != 2:
             raise ValueError(f"y must hold examples of two classes; it has {classes.shape[0]}.")
-        return self._fit_on(data, y, self._folds(y))
+        return self._fit_on(data, labels, self._folds(labels))
 
-    def _fit_on(self, data, y, folds, sample_weight=None, qid=None):
+    def _fit_on(self, data: SearchData, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
+                sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Self:
         """Search on ``data``'s versions over ``folds`` and refit; the fitted attributes (the fallback's,
         ``loss_`` among them, where it took over) on this estimator."""
         fitted = self._search_and_refit(data, y, folds, sample_weight, qid)
@@ -680,7 +692,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 setattr(self, name, value)
         return self
 
-    def _search_data(self, data, y, classes, folds, threshold_loss=None, sample_weight=None, qid=None):
+    def _search_data(self, data: SearchData, y: np.ndarray, classes: np.ndarray,
+                     folds: list[tuple[np.ndarray, np.ndarray]], threshold_loss: Loss | None = None,
+                     sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Table:
         """The candidate table of every version of ``data`` (see :meth:`_search`), joined: candidate i was
         searched on version ``table["settings"][table["setting"][i]]``."""
         columns = data.fold_columns(folds)
@@ -695,7 +709,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         joined["settings"] = tuple(data.settings)
         return joined
 
-    def _search_and_refit(self, data, y, folds, sample_weight=None, qid=None):
+    def _search_and_refit(self, data: SearchData, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
+                          sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> StructSVMCV:
         """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
         model; returns the fitted estimator (this one, or the fallback copy). ``sample_weight``, ``qid``:
         the rows' checked weights or query ids, or None.
@@ -714,7 +729,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         loss = self._resolve()[0]
         classes = np.unique(y)
 
-        def search(estimator, threshold_loss):
+        def search(estimator: StructSVMCV, threshold_loss: Loss | None) -> Table:
             return estimator._search_data(data, y, classes, folds, threshold_loss, sample_weight, qid)
 
         if loss.ranks_only and self.scoring is None:
@@ -743,7 +758,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         table = search(fallback, threshold_loss)
         return fallback._refit_best(data, y, table, threshold_loss, sample_weight=sample_weight, qid=qid)
 
-    def _best_training_loss(self, search, data, y, loss, sample_weight=None):
+    def _best_training_loss(self, search: Callable[[StructSVMCV, Loss | None], Table], data: SearchData, y: np.ndarray,
+                            loss: Loss, sample_weight: np.ndarray | None = None) -> StructSVMCV:
         """An operating-point ``loss``: search with it and with ``SURROGATE_LOSS`` as the training loss,
         both scored by the operating point's measure on the same folds, and return the refitted model
         whose search scored higher (``loss_`` says which), cut at its out-of-fold operating point.
@@ -772,11 +788,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         check_is_fitted(self)
         scorer = check_scoring(self.scoring, get_loss(self.loss, **(self.loss_params or {})), self.pos_label)
-        n = np.shape(y)[0]
+        y = np.asarray(y)
+        n = y.shape[0]
         weights = check_sample_weight(sample_weight, n, self.loss_)
         return score_on(scorer, self, X, y, weights, check_query_ids(qid, n, self.loss_, weights))
 
-    def _refit_best(self, data, y, table, threshold_loss=None, operating_point=None, sample_weight=None, qid=None):
+    def _refit_best(self, data: SearchData, y: np.ndarray, table: Table, threshold_loss: Loss | None = None,
+                    operating_point: Loss | None = None, sample_weight: np.ndarray | None = None,
+                    qid: np.ndarray | None = None) -> StructSVMCV:
         """Set the cross-validation results from ``table`` and fit its best candidate on its version of
         ``data``'s matrix and y (``threshold_loss``: its intercept moved to that loss's best cut on the
         scores of that version's ``cut_X``; see :func:`fold_path`; ``operating_point``: an
@@ -814,7 +833,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             self._report_choice(table, best)
         return self
 
-    def _set_results(self, table):
+    def _set_results(self, table: Table) -> int:
         """``cv_results_``, ``best_index_``, ``best_score_`` and the chosen C_, budget_, n_groups_ from a
         search table (one warning if some of its fold fits ran out of cutting planes); returns the index."""
         best = best_candidate(table)
@@ -831,7 +850,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.C_, self.budget_, self.n_groups_ = table["C"][best], table["budget"][best], table["n_groups"][best]
         return best
 
-    def _cut_at_operating_point(self, table, best, point, ranks_only, y_pm, sign, w):
+    def _cut_at_operating_point(self, table: Table, best: int, point: Loss, ranks_only: bool, y_pm: np.ndarray,
+                                sign: float, w: np.ndarray | None) -> None:
         """The refitted model cut where ``point`` is best on the candidate's out-of-fold scores
         (``ranks_only``: the search's loss is a ranking loss, fitted without the bias feature).
 
@@ -847,7 +867,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         else:                                  # the folds' decisions hold their learned intercepts too
             self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
 
-    def _cut_by_measure(self, table, best, loss, X, y_pm, sign, w):
+    def _cut_by_measure(self, table: Table, best: int, loss: Loss, X: Any, y_pm: np.ndarray, sign: float,
+                        w: np.ndarray | None) -> None:
         """The refitted model cut where the loss's measure is best on the chosen candidate's out-of-fold
         decision values, carried to it by rank, where its own training scores agree."""
         rows = np.concatenate(table["test_rows"])
@@ -867,7 +888,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             self.threshold_ = cut
             self.estimator_.intercept_ = self.estimator_.intercept_ - sign * cut
 
-    def _copy_fitted(self):
+    def _copy_fitted(self) -> None:
         """The refitted model's fitted attributes on the search, as a fitted StructSVM's."""
         for name in ("classes_", "coef_", "intercept_", "selected_features_", "objective_", "lower_bound_", "gap_",
                      "n_iter_", "n_outer_", "stop_", "loss_"):
@@ -880,7 +901,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if self.groups is not None:
             self.selected_groups_ = np.unique(np.asarray(self.groups)[self.selected_features_])
 
-    def _report_choice(self, table, best):
+    def _report_choice(self, table: Table, best: int) -> None:
         """The ``verbose`` summary: what was chosen, by which rule."""
         import sys
 
@@ -894,7 +915,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
               f"model uses {len(self.selected_features_)} features", file=sys.stderr)
 
 
-def _chosen_score(table):
+def _chosen_score(table: Table) -> float:
     """The mean validation score of the candidate a search table's rule chooses (what ``_refit_best`` sets
     as ``best_score_``)."""
     return float(np.mean(table["scores"][best_candidate(table)]))
