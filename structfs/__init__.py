@@ -3,7 +3,9 @@
 The public names are imported on first use (PEP 562), so that ``structfs --help`` and other light
 uses do not pay for numba, scikit-learn and scipy.
 """
-from typing import TYPE_CHECKING
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -34,7 +36,7 @@ __all__ = ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "MultiLabelStructSV
            "__version__"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     import importlib
 
     if name in _PUBLIC:
@@ -47,5 +49,5 @@ def __getattr__(name):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

@@ -5,12 +5,16 @@ A write goes to a temporary file in the destination's directory, is flushed to d
 then renamed over the destination (``os.replace``, atomic on POSIX and Windows): a full disk, a
 size limit or an interrupt leaves the previous file intact and no partial file behind.
 """
+from __future__ import annotations
+
 import contextlib
 import hashlib
 import os
 import stat
 import tempfile
 import zlib
+from collections.abc import Iterator
+from typing import IO, Any
 
 # A model file or a manifest is a few MB at most; a larger "file" is not one of ours (or is a device).
 MAX_METADATA_BYTES = 1 << 30
@@ -22,7 +26,7 @@ FILE_MODE, DIR_MODE = 0o666 & ~_UMASK, 0o777 & ~_UMASK
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode="w", encoding="utf-8"):
+def atomic_write(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; on success it replaces ``path``.
 
     Only regular files are replaced, as GNU ``cp`` and ``sort -o`` treat their output: a symbolic link is
@@ -53,7 +57,7 @@ def atomic_write(path, mode="w", encoding="utf-8"):
         raise
 
 
-def read_small_text(path, what):
+def read_small_text(path: str | os.PathLike[str], what: str) -> str:
     """The text of a regular file of at most :data:`MAX_METADATA_BYTES`; ValueError naming ``path``
     for anything else (a directory, a FIFO, a device such as /dev/zero, a huge file, not UTF-8)."""
     path = os.fspath(path)
@@ -73,14 +77,14 @@ def read_small_text(path, what):
         raise ValueError(f"{path}: not a {what} (not UTF-8 text).") from None
 
 
-def _blocks(path, chunk=1 << 22):
+def _blocks(path: str | os.PathLike[str], chunk: int = 1 << 22) -> Iterator[bytes]:
     """A file's bytes, in chunks."""
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
             yield block
 
 
-def sha256_of_file(path):
+def sha256_of_file(path: str | os.PathLike[str]) -> str:
     """Hex SHA-256 of a file's bytes."""
     digest = hashlib.sha256()
     for block in _blocks(path):
@@ -88,7 +92,7 @@ def sha256_of_file(path):
     return digest.hexdigest()
 
 
-def file_digests(path):
+def file_digests(path: str | os.PathLike[str]) -> tuple[str, int]:
     """(hex SHA-256, CRC-32) of a file's bytes, from one read."""
     digest, crc = hashlib.sha256(), 0
     for block in _blocks(path):
@@ -97,7 +101,7 @@ def file_digests(path):
     return digest.hexdigest(), crc
 
 
-def crc32_of_file(path):
+def crc32_of_file(path: str | os.PathLike[str]) -> int:
     """CRC-32 of a file's bytes (about 3 GB/s, where SHA-256 reaches 1.2)."""
     crc = 0
     for block in _blocks(path):

@@ -13,9 +13,13 @@ KeyboardInterrupt raised there is swallowed by numba or turned into an unrelated
 Parallel fits wait for their workers in Python (:func:`interrupts_allowed`): there Ctrl-C raises at once.
 Only the main thread's default handler is replaced: a handler of the caller's is left as it is.
 """
+from __future__ import annotations
+
 import signal
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +27,7 @@ import numpy as np
 PENDING = np.zeros(1, dtype=np.int64)
 
 
-def _record(signum, frame):
+def _record(signum: int, frame: Any) -> None:
     if PENDING[0]:
         PENDING[0] = 0
         raise KeyboardInterrupt
@@ -38,7 +42,7 @@ def check_interrupt() -> None:
 
 
 @contextmanager
-def deferred_interrupts():
+def deferred_interrupts() -> Iterator[None]:
     """Within: SIGINT sets :data:`PENDING` instead of raising; on leaving, a pending one is raised.
     Nested uses, other threads and handlers other than Python's default leave things as they are."""
     if (threading.current_thread() is not threading.main_thread()
@@ -55,7 +59,7 @@ def deferred_interrupts():
 
 
 @contextmanager
-def interrupts_allowed(active=True):
+def interrupts_allowed(active: bool = True) -> Iterator[None]:
     """Within a deferred fit (and if ``active``): Ctrl-C raises at once, a pending one on entering --
     for the waits on parallel workers, where no compiled code runs in this process."""
     if not active or signal.getsignal(signal.SIGINT) is not _record \
@@ -70,7 +74,7 @@ def interrupts_allowed(active=True):
         signal.signal(signal.SIGINT, _record)
 
 
-def interruptible(items, active=True):
+def interruptible(items: Iterable[Any], active: bool = True) -> Iterator[Any]:
     """The items of an iterable whose production waits on parallel workers, each awaited under
     :func:`interrupts_allowed` (the consumer's own work between items stays deferred)."""
     iterator = iter(items)

@@ -5,6 +5,8 @@ when structfs is imported; where there is none (a read-only installation and no 
 ``NUMBA_CACHE_DIR``) numba raises, and ``import structfs`` would fail. Here the function is then
 compiled without a cache: every process compiles it again, but everything works.
 """
+from __future__ import annotations
+
 import sys
 import warnings
 from collections.abc import Callable
@@ -29,7 +31,7 @@ class _CompileNotice(event.Listener):
 
     announced = False
 
-    def on_start(self, ev):
+    def on_start(self, ev: Any) -> None:
         if _CompileNotice.announced:
             return
         dispatcher = ev.data.get("dispatcher")
@@ -42,7 +44,7 @@ class _CompileNotice(event.Listener):
                   "later runs load them from numba's cache. `structfs compile` does it ahead.",
                   file=sys.stderr, flush=True)
 
-    def on_end(self, ev):
+    def on_end(self, ev: Any) -> None:
         pass
 
 
@@ -52,7 +54,7 @@ event.register("numba:compile", _CompileNotice())
 _UNREADABLE: set[str] = set()      # the cache files already reported: reading and then rewriting one must warn once
 
 
-def _unreadable_cache(path, exc):
+def _unreadable_cache(path: str, exc: BaseException) -> None:
     if path in _UNREADABLE:
         return
     _UNREADABLE.add(path)
@@ -61,24 +63,24 @@ def _unreadable_cache(path, exc):
                   stacklevel=3)
 
 
-def _tolerate_a_corrupt_cache(dispatcher):
+def _tolerate_a_corrupt_cache(dispatcher: Any) -> Any:
     """Make ``dispatcher``'s disk cache treat an unreadable index or data file as a missing one: numba
     would raise at the first call (a truncated file, a copy interrupted while a wheel was unpacked), and
     the kernel is compiled instead. Only this dispatcher's cache objects change, not numba's classes."""
-    cache = getattr(dispatcher, "_cache", None)
-    cache_file = getattr(cache, "_cache_file", None)
+    cache: Any = getattr(dispatcher, "_cache", None)
+    cache_file: Any = getattr(cache, "_cache_file", None)
     if cache_file is None or not hasattr(cache_file, "_load_index") or not hasattr(cache, "load_overload"):
         return dispatcher
     load_index, load_overload = cache_file._load_index, cache.load_overload
 
-    def tolerant_load_index():
+    def tolerant_load_index() -> Any:
         try:
             return load_index()
         except Exception as exc:        # noqa: BLE001 -- any unreadable file is a cache miss
             _unreadable_cache(getattr(cache_file, "_index_path", "?"), exc)
             return {}
 
-    def tolerant_load_overload(*args, **kwargs):
+    def tolerant_load_overload(*args: Any, **kwargs: Any) -> Any:
         try:
             return load_overload(*args, **kwargs)
         except Exception as exc:        # noqa: BLE001
@@ -109,7 +111,7 @@ _NUMPY_SORT_FROM = 256
 
 
 @njit(cache=True)
-def sort_in_place(x):
+def sort_in_place(x: np.ndarray) -> None:
     """``x.sort()`` in compiled code, by NumPy's sort for long arrays."""
     if x.shape[0] >= _NUMPY_SORT_FROM:
         with numba.objmode():
@@ -119,7 +121,7 @@ def sort_in_place(x):
 
 
 @njit(cache=True)
-def argsort(x):
+def argsort(x: np.ndarray) -> np.ndarray:
     """``np.argsort(x)`` (quicksort, as NumPy's default) in compiled code, by NumPy for long arrays."""
     if x.shape[0] >= _NUMPY_SORT_FROM:
         with numba.objmode(order="int64[::1]"):

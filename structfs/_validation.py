@@ -3,8 +3,11 @@
 Every public entry point validates before doing any work, so that a bad argument fails with a
 message naming it instead of producing a silently wrong loss or a numba error deep in a kernel.
 """
+from __future__ import annotations
+
 import functools
 import numbers
+from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -65,7 +68,7 @@ def check_scores(s: Any, n: int, name: str = "s") -> np.ndarray:
     return s
 
 
-def check_positive_int(value, name, low=1):
+def check_positive_int(value: Any, name: str, low: int = 1) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
     if value < low:
@@ -73,7 +76,7 @@ def check_positive_int(value, name, low=1):
     return int(value)
 
 
-def check_positive_float(value, name, allow_zero=False):
+def check_positive_float(value: Any, name: str, allow_zero: bool = False) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a positive number, got {value!r}.")
     value = float(value)
@@ -83,12 +86,12 @@ def check_positive_float(value, name, allow_zero=False):
     return value
 
 
-def is_dask_array(X):
+def is_dask_array(X: Any) -> bool:
     """True for a dask.array.Array (checked without importing dask, an optional dependency)."""
     return type(X).__module__.startswith("dask.array") and hasattr(X, "to_delayed")
 
 
-def check_magnitude(X, name="X", limit=None, why="overflow when squared"):
+def check_magnitude(X: Any, name: str = "X", limit: float | None = None, why: str = "overflow when squared") -> Any:
     """ValueError when a dense or sparse ``X`` holds a value beyond :data:`MAX_ABS_VALUE` in magnitude.
 
     Skipped, like scikit-learn's finiteness check, under ``sklearn.config_context(assume_finite=True)``:
@@ -110,13 +113,13 @@ def check_magnitude(X, name="X", limit=None, why="overflow when squared"):
     return X
 
 
-def keeps_state_on_failure(fit):
+def keeps_state_on_failure(fit: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate an estimator's ``fit`` so that a fit that raises (bad input found late, an interrupt)
     leaves the estimator exactly as it was: fitted with its old model, or unfitted (NotFittedError),
     never with new ``classes_`` over old weights. Ctrl-C during the fit is raised between compiled
     calls (:mod:`structfs._interrupt`)."""
     @functools.wraps(fit)
-    def guarded(self, *args, **kwargs):
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
         before = dict(self.__dict__)
         try:
             with deferred_interrupts():

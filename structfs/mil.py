@@ -11,7 +11,7 @@ number of instances and sigma chosen by inner cross-validation.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +66,7 @@ def check_bags(bags: Any, n_features: int | None = None, name: str = "bags") -> 
     return out
 
 
-def _bag_blocks(sizes, max_rows):
+def _bag_blocks(sizes: np.ndarray, max_rows: int) -> Iterator[tuple[int, int]]:
     """(first, stop) ranges of consecutive whole bags of at most ``max_rows`` instances in all (a larger
     bag alone): the blocks of the blocked distance computations."""
     ends = np.cumsum(sizes)
@@ -107,7 +107,7 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
     # the bags are the data (scikit-learn's X), not metadata to route
     __metadata_request__fit = __metadata_request__transform = {"bags": metadata_routing.UNUSED}
 
-    def __init__(self, sigma: float | None = None, standardize: bool = True):
+    def __init__(self, sigma: float | None = None, standardize: bool = True) -> None:
         self.sigma = sigma
         self.standardize = standardize
 
@@ -137,13 +137,13 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
         self.sigma_ = sigma
         return self
 
-    def _prepare(self, bags):
-        bags = check_bags(bags, self.n_features_in_)
+    def _prepare(self, bags: Sequence[ArrayLike]) -> list[np.ndarray]:
+        checked = check_bags(bags, self.n_features_in_)
         if self.standardize:
-            bags = [(b - self.mean_) / self.scale_ for b in bags]
-        return bags
+            checked = [(b - self.mean_) / self.scale_ for b in checked]
+        return checked
 
-    def min_sq_distances(self, bags):
+    def min_sq_distances(self, bags: Sequence[ArrayLike]) -> np.ndarray:
         """(n_bags, n_pool): min over each bag's instances of the squared distance to each pool instance.
 
         Blocked BLAS (||a||^2 + ||b||^2 - 2 a.b) over whole bags, memory bounded by _BLOCK entries.
@@ -165,12 +165,12 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
         """(n_bags, n_pool) similarities of each bag to every training instance."""
         return np.exp(-self.min_sq_distances(bags) / (2.0 * self.sigma_ ** 2))
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """One name per training instance, ``instance{k}`` (k its index in ``pool_``)."""
         check_is_fitted(self)
         return np.asarray([f"instance{k}" for k in range(self.pool_.shape[0])], dtype=object)
 
-    def leave_own_out(self, D):
+    def leave_own_out(self, D: np.ndarray) -> np.ndarray:
         """``D`` = ``min_sq_distances`` of the training bags (in ``fit``'s order) with each bag's entries
         for its own pool instances replaced by the squared distance from that instance to the bag's
         nearest *other* instance (inf for a one-instance bag).
@@ -195,7 +195,7 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
             out[bag, np.arange(lo, hi)] = d2.min(axis=1)
         return out
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
         return tags
@@ -286,7 +286,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, estimator: BaseEstimator | None = None, loss: str | Loss | None = None,
                  sigma: float | Sequence[float] | None = None, standardize: bool = True,
-                 max_instances: int | None = None, n_jobs: int | None = None):
+                 max_instances: int | None = None, n_jobs: int | None = None) -> None:
         self.estimator = estimator
         self.loss = loss
         self.sigma = sigma
@@ -294,7 +294,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
         self.max_instances = max_instances
         self.n_jobs = n_jobs
 
-    def _resolve_estimator(self):
+    def _resolve_estimator(self) -> Any:
         if self.estimator is None:     # selecting instances is the point of MILES: no unbudgeted candidate
             budgets = [budget_under_cap(b, self.max_instances) for b in MIL_BUDGETS]    # shrunk under a small cap
             return StructSVMCV(loss="f1" if self.loss is None else self.loss, budgets=budgets, scale_C=False,
@@ -305,7 +305,7 @@ class MILESClassifier(ClassifierMixin, BaseEstimator):
                                  "the estimator itself.")
         return clone(self.estimator)
 
-    def _sigmas(self, default, cross_validated):
+    def _sigmas(self, default: float, cross_validated: bool) -> list[float]:
         if self.sigma is None:
             return [default * f for f in SIGMA_FACTORS] if cross_validated else [default]
         if np.iterable(self.sigma) and not isinstance(self.sigma, str):

@@ -26,15 +26,22 @@ Memory: the expanded matrix holds L copies of X's nonzeros.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _defaults
-from ._validation import check_positive_int, keeps_state_on_failure
+from ._validation import MatrixLike, check_positive_int, keeps_state_on_failure
 from .estimators import StructSVM
 from .losses import Loss, get_loss
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+    from typing_extensions import Self
 
 __all__ = ["LabelwiseLoss", "MultiLabelStructSVM", "MultiLabelStructSVMCV"]
 
@@ -57,7 +64,7 @@ class LabelwiseLoss(Loss):
     83.33
     """
 
-    def __init__(self, loss="f1", n_labels=1, loss_params=None):
+    def __init__(self, loss: str | Loss = "f1", n_labels: int = 1, loss_params: dict[str, Any] | None = None) -> None:
         self.loss = loss
         self.n_labels = n_labels
         self.loss_params = loss_params
@@ -65,28 +72,28 @@ class LabelwiseLoss(Loss):
         self.name = f"macro {self.base.name}"
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"loss": self.loss, "n_labels": self.n_labels, "loss_params": self.loss_params}
 
-    def _blocks(self, v):
+    def _blocks(self, v: np.ndarray) -> np.ndarray:
         if v.shape[0] % self.n_labels:
             raise ValueError(f"{v.shape[0]} decisions do not split into {self.n_labels} labels of equal size.")
         return v.reshape(self.n_labels, -1)
 
-    def _check_classes(self, y):
+    def _check_classes(self, y: np.ndarray) -> None:
         for block in self._blocks(y):
             self.base._check_classes(block)
 
-    def oracle(self, y, s):
+    def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         parts = [self.base.oracle(yl, sl) for yl, sl in zip(self._blocks(y), self._blocks(s))]
         coef = np.concatenate([c for c, _ in parts]) / self.n_labels
         return coef, float(np.mean([d for _, d in parts]))
 
-    def _score(self, y, s):
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
         return float(np.mean([self.base._score(yl, sl) for yl, sl in zip(self._blocks(y), self._blocks(s))]))
 
 
-def indicator_matrix(Y):
+def indicator_matrix(Y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(Y as an (n, L) 0/1 int matrix, the labels' names): an indicator matrix as it is (labels 0..L-1),
     a 1-D multi-class vector as its one-hot form (labels the classes)."""
     Y = np.asarray(Y)
@@ -110,36 +117,42 @@ def indicator_matrix(Y):
     return Y.astype(np.int64), np.arange(Y.shape[1])
 
 
-def expand(X, n_labels):
+def expand(X: MatrixLike, n_labels: int) -> sp.csr_matrix:
     """The (n L) x (m L) block-diagonal matrix of the joint problem: row l n + i is document i for label
     l, columns l m .. l m + m - 1 label l's weights."""
     return sp.block_diag([sp.csr_matrix(X, dtype=np.float64)] * n_labels, format="csr")
 
 
-def feature_groups(n_features, n_labels):
+def feature_groups(n_features: int, n_labels: int) -> np.ndarray:
     """The group of every column of :func:`expand` (without intercepts): input feature j is group j."""
     return np.tile(np.arange(n_features), n_labels)
 
 
-def _check_average(average):
+def _check_average(average: str) -> None:
     if average not in _AVERAGES:
         raise ValueError(f"average must be one of {_AVERAGES}, got {average!r}.")
 
 
-def _check_budget(budget, name="budget"):
+def _check_budget(budget: int | None, name: str = "budget") -> int | None:
     return None if budget is None else check_positive_int(budget, name)
 
 
 class _MultiLabelMixin:
     """What both estimators share: the joint problem's loss and rows, and the fitted weights read back."""
 
-    def _joint_loss(self, n_labels):
+    # the parameters both estimators have
+    loss: str | Loss
+    average: str
+    loss_params: dict[str, Any] | None
+    bias: float
+
+    def _joint_loss(self, n_labels: int) -> Loss:
         _check_average(self.average)
         if self.average == "macro":
             return LabelwiseLoss(self.loss, n_labels, self.loss_params)
         return get_loss(self.loss, **(self.loss_params or {}))
 
-    def _prepare(self, X, Y):
+    def _prepare(self, X: MatrixLike, Y: ArrayLike) -> tuple[Any, np.ndarray]:
         X = validate_data(self, X, accept_sparse=["csr"], dtype=np.float64, ensure_all_finite=True)
         Y, self.classes_ = indicator_matrix(Y)
         if Y.shape[0] != X.shape[0]:
@@ -147,7 +160,7 @@ class _MultiLabelMixin:
         # label-major: label l's decisions are rows l n .. (l + 1) n - 1
         return X, np.ravel(Y.T)
 
-    def _read_weights(self, joint, n_features):
+    def _read_weights(self, joint: Any, n_features: int) -> Self:
         """coef_ (L, m), intercept_ (L,), the shared features and the certificate from ``joint``, the
         fitted binary model of the joint problem (StructSVM or StructSVMCV on :func:`expand`'s rows)."""
         n_labels = len(self.classes_)
@@ -161,34 +174,34 @@ class _MultiLabelMixin:
         return self
 
     @staticmethod
-    def _inputs_of(columns, n_features):
+    def _inputs_of(columns: ArrayLike, n_features: int) -> np.ndarray:
         """The input features of the joint problem's ``columns`` (column l m + j is feature j)."""
         return np.unique(np.asarray(columns) % n_features)
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> np.ndarray:
         """(n_samples, n_labels) scores; label l is predicted where its score is > 0."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64, reset=False)
         return np.asarray(X @ self.coef_.T) + self.intercept_
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         """(n_samples, n_labels) 0/1 indicator matrix: 1 where the label's score is > 0."""
         return (self.decision_function(X) > 0).astype(np.int64)
 
-    def score(self, X, Y):
+    def score(self, X: MatrixLike, Y: ArrayLike) -> float:
         """The loss's measure of the decisions on X against Y on scikit-learn's 0-1 scale: micro-averaged
         (all decisions pooled) or macro-averaged (the labels' mean), as ``average`` says."""
         check_is_fitted(self)
         if np.ndim(Y) == 2:
-            Y = indicator_matrix(Y)[0]
+            indicator = indicator_matrix(Y)[0]
         else:                                   # a class vector: its one-hot form over the fitted classes
-            Y = (np.asarray(Y)[:, None] == self.classes_[None, :]).astype(np.int64)
-        y = np.where(np.ravel(Y.T) == 1, 1.0, -1.0)
+            indicator = (np.asarray(Y)[:, None] == self.classes_[None, :]).astype(np.int64)
+        y = np.where(np.ravel(indicator.T) == 1, 1.0, -1.0)
         s = np.ravel(self.decision_function(X).T)
-        return self._joint_loss(Y.shape[1]).score(y, s) / 100.0
+        return self._joint_loss(indicator.shape[1]).score(y, s) / 100.0
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()         # type: ignore[misc]  # BaseEstimator's, next in the MRO
         tags.input_tags.sparse = True
         tags.target_tags.multi_output = True
         return tags
@@ -235,8 +248,10 @@ class MultiLabelStructSVM(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
     """
 
     # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
-    def __init__(self, loss="f1", average="micro", C=_defaults.C, budget=None, bias=_defaults.BIAS, loss_params=None,
-                 tol=_defaults.TOL, max_iter=_defaults.MAX_ITER, max_outer=_defaults.MAX_OUTER):
+    def __init__(self, loss: str | Loss = "f1", average: str = "micro", C: float = _defaults.C,
+                 budget: int | None = None, bias: float = _defaults.BIAS, loss_params: dict[str, Any] | None = None,
+                 tol: float = _defaults.TOL, max_iter: int = _defaults.MAX_ITER,
+                 max_outer: int = _defaults.MAX_OUTER) -> None:
         self.loss = loss
         self.average = average
         self.C = C
@@ -248,7 +263,7 @@ class MultiLabelStructSVM(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         self.max_outer = max_outer
 
     @keeps_state_on_failure
-    def fit(self, X, Y):
+    def fit(self, X: MatrixLike, Y: ArrayLike) -> Self:
         """Fit on X (n_samples, n_features), dense or sparse, and Y an (n_samples, n_labels) 0/1 matrix or
         a 1-D class vector (its one-hot form)."""
         self._joint_loss(1)                 # checks average before any work
@@ -256,7 +271,7 @@ class MultiLabelStructSVM(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         X, y = self._prepare(X, Y)
         n_labels, m = len(self.classes_), X.shape[1]
         loss = self._joint_loss(n_labels)
-        settings = dict(loss=loss, C=self.C, bias=self.bias, tol=self.tol, max_iter=self.max_iter)
+        settings: dict[str, Any] = dict(loss=loss, C=self.C, bias=self.bias, tol=self.tol, max_iter=self.max_iter)
         if budget is not None and budget < m:
             per_round = max(1, budget // 5)
             joint = StructSVM(budget=per_round, groups=feature_groups(m, n_labels), max_outer=budget // per_round,
@@ -302,8 +317,9 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
     """
 
     # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
-    def __init__(self, loss="f1", average="micro", max_features=None, Cs=None, cv=3, bias=_defaults.BIAS,
-                 loss_params=None, n_jobs=None, verbose=0):
+    def __init__(self, loss: str | Loss = "f1", average: str = "micro", max_features: int | None = None,
+                 Cs: Sequence[float] | None = None, cv: int = 3, bias: float = _defaults.BIAS,
+                 loss_params: dict[str, Any] | None = None, n_jobs: int | None = None, verbose: int = 0) -> None:
         self.loss = loss
         self.average = average
         self.max_features = max_features
@@ -314,7 +330,7 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
-    def _document_folds(self, Y01, n_labels):
+    def _document_folds(self, Y01: np.ndarray, n_labels: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """StratifiedKFold over documents (by their rarest label), each fold's rows for every label."""
         from sklearn.model_selection import StratifiedKFold
 
@@ -330,7 +346,7 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
                 for tr, te in splitter.split(np.zeros((n, 1)), strata)]
 
     @keeps_state_on_failure
-    def fit(self, X, Y):
+    def fit(self, X: MatrixLike, Y: ArrayLike) -> Self:
         """As MultiLabelStructSVM.fit, choosing C and the budget first."""
         from .model_selection import StructSVMCV
         from .model_selection._grid import default_budgets

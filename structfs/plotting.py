@@ -1,9 +1,15 @@
 """Plots: a measure against the selected features (budget paths), and a fit's convergence."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import matplotlib.pyplot as plt
 
 
-def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=None, title=None, ax=None,
-                     label="StructSVM (budget path)"):
+def plot_budget_path(n_features: Sequence[float], values: Sequence[float], baselines: dict[str, Any] | None = None,
+                     ylabel: str = "measure", out: str | None = None, title: str | None = None, ax: Any = None,
+                     label: str = "StructSVM (budget path)") -> Any:
     """A measure against the number of selected features, with baselines.
 
     ``baselines``: {name: value} (a horizontal line), {name: (n_features, value)} (a point) or
@@ -34,7 +40,7 @@ def plot_budget_path(n_features, values, baselines=None, ylabel="measure", out=N
     return _finish(ax, own, out, legend_loc="lower right")
 
 
-def plot_convergence(history, out=None, ax=None):
+def plot_convergence(history: Sequence[dict[str, Any]], out: str | None = None, ax: Any = None) -> Any:
     """Primal objective and lower bound against cutting-plane iterations, from ``estimator.history_``."""
     own = ax is None
     if own:
@@ -50,7 +56,7 @@ def plot_convergence(history, out=None, ax=None):
     return _finish(ax, own, out)
 
 
-def _finish(ax, own, out, legend_loc="best"):
+def _finish(ax: Any, own: bool, out: str | None, legend_loc: str = "best") -> Any:
     """Legend and grid; a figure this module created is saved to ``out`` and closed."""
     ax.legend(loc=legend_loc)
     ax.grid(alpha=0.3)

@@ -7,11 +7,13 @@ counts input features: the model selects whole expansions, i.e. input features t
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
 
-def expansion_groups(expander, X):
+def expansion_groups(expander: Any, X: Any) -> np.ndarray:
     """The input feature of every output column of the fitted transformer ``expander``.
 
     Found by probing: one row of ``X`` (numeric, n_samples >= 2) is transformed, then again with each

@@ -6,8 +6,11 @@ module runs the fits that reach the kernels a fit uses -- every built-in loss wi
 a small search, and the table search of a user's contingency loss -- on a tiny problem, so that a first
 real fit, a demo or a benchmark starts warm.
 """
+from __future__ import annotations
+
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +18,7 @@ import scipy.sparse as sp
 __all__ = ["compile_kernels", "kernels_cached"]
 
 
-def kernels_cached():
+def kernels_cached() -> bool:
     """Whether numba's disk cache holds the compiled inner loop (the bulk of the compilation): False means
     the first fit of this process compiles."""
     from .solvers.compiled_loop import loop_is_cached
@@ -23,11 +26,11 @@ def kernels_cached():
     return loop_is_cached()
 
 
-def _balanced_error(a, b, c, d):
+def _balanced_error(a: Any, b: Any, c: Any, d: Any) -> Any:
     return 50.0 * (c / np.maximum(a + c, 1) + b / np.maximum(b + d, 1))
 
 
-def compile_kernels():
+def compile_kernels() -> float:
     """Run tiny fits that compile (or load from numba's cache) the kernels of the common fits; return
     the seconds it took."""
     from .estimators import StructSVM
