@@ -4,9 +4,12 @@
 download. The benchmark loaders read a data directory given explicitly or through the
 ``STRUCTFS_DATA`` environment variable, holding ``text/r8``, ``text/sms_spam`` and ``mil``.
 """
+from __future__ import annotations
+
 import lzma
 import os
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -14,7 +17,7 @@ __all__ = ["get_data_home", "load_r8", "load_sms_spam", "load_mil_csv", "load_di
            "make_imbalanced_text", "make_digit_bags"]
 
 
-def get_data_home(data_home=None):
+def get_data_home(data_home: str | os.PathLike[str] | None = None) -> Path:
     """The data directory: ``data_home``, else ``$STRUCTFS_DATA``; ValueError when neither exists."""
     path = data_home or os.environ.get("STRUCTFS_DATA")
     if not path:
@@ -26,14 +29,14 @@ def get_data_home(data_home=None):
     return path
 
 
-def _open_text(path):
+def _open_text(path: str | os.PathLike[str]) -> IO[str]:
     path = Path(path)
     if path.suffix == ".xz":
         return lzma.open(path, "rt", encoding="utf-8", newline="\n")
     return open(path, encoding="utf-8", newline="\n")
 
 
-def _read_tsv(path):
+def _read_tsv(path: str | os.PathLike[str]) -> tuple[list[str], np.ndarray]:
     labels, texts = [], []
     with _open_text(path) as fh:
         for line in fh:
@@ -46,7 +49,7 @@ def _read_tsv(path):
     return texts, np.array(labels)
 
 
-def load_r8(data_home=None):
+def load_r8(data_home: str | os.PathLike[str] | None = None) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
     """Reuters-21578 R8: (train_texts, train_labels, test_texts, test_labels), labels are topic names."""
     root = get_data_home(data_home) / "text" / "r8"
     x_train, y_train = _read_tsv(root / "train.tsv.xz")
@@ -54,12 +57,12 @@ def load_r8(data_home=None):
     return x_train, y_train, x_test, y_test
 
 
-def load_sms_spam(data_home=None):
+def load_sms_spam(data_home: str | os.PathLike[str] | None = None) -> tuple[list[str], np.ndarray]:
     """SMS Spam Collection: (texts, labels) with labels 'ham'/'spam'; no fixed split."""
     return _read_tsv(get_data_home(data_home) / "text" / "sms_spam" / "sms_spam.tsv.xz")
 
 
-def load_mil_csv(path):
+def load_mil_csv(path: str | os.PathLike[str]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """A MIL benchmark CSV (plain or .xz): rows ``bag_label, bag_id, features...``.
 
     Returns ``(bags, y, bag_ids)``: a list of (instances x features) float arrays in order of first
@@ -83,7 +86,7 @@ def load_mil_csv(path):
     return bags, bag_labels[order].astype(int), uniq[order]
 
 
-def load_digits_imbalanced():
+def load_digits_imbalanced() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's bundled 8x8 digits (no download): (X, y) with y the digit 0..9.
 
     One-vs-rest over the ten digits gives ten imbalanced (about 1:9) binary problems.
@@ -94,18 +97,18 @@ def load_digits_imbalanced():
     return data.data / 16.0, data.target
 
 
-def _words(rng, n):
+def _words(rng: np.random.Generator, n: int) -> list[str]:
     """``n`` distinct made-up words of two to four syllables."""
     onsets, vowels = list("bdfgklmnprstvz"), ["a", "e", "i", "o", "u", "ai", "ou"]
-    words = set()
+    words: set[str] = set()
     while len(words) < n:
         k = rng.integers(2, 5)
         words.add("".join(rng.choice(onsets) + rng.choice(vowels) for _ in range(k)))
     return sorted(words)
 
 
-def make_imbalanced_text(n_documents=2000, positive_fraction=0.05, vocabulary=3000, topic_words=40,
-                         random_state=0):
+def make_imbalanced_text(n_documents: int = 2000, positive_fraction: float = 0.05, vocabulary: int = 3000,
+                         topic_words: int = 40, random_state: int = 0) -> tuple[list[str], np.ndarray]:
     """A synthetic text corpus with a rare topic: (documents, labels), labels 1 for the topic.
 
     Words follow Zipf's law over a made-up ``vocabulary``. A positive document draws 8% of its words
@@ -145,7 +148,8 @@ def make_imbalanced_text(n_documents=2000, positive_fraction=0.05, vocabulary=30
     return docs, y
 
 
-def make_digit_bags(n_bags=300, target=3, bag_size=(3, 8), positive_fraction=0.2, random_state=0):
+def make_digit_bags(n_bags: int = 300, target: int = 3, bag_size: tuple[int, int] = (3, 8),
+                    positive_fraction: float = 0.2, random_state: int = 0) -> tuple[list[np.ndarray], np.ndarray]:
     """Multiple-instance data from scikit-learn's digits: a bag is a set of digit images, positive when it
     holds at least one image of ``target`` -- an image-retrieval problem in miniature.
 

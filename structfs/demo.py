@@ -6,8 +6,12 @@ on F1 on the training half; the table gives macro-F1 on the test half, the featu
 and its wall time; the plot shows cross-validated F1 against the number of features, along
 StructSVMCV's feature-generation path and along L1-LinearSVC's path over C.
 """
+from __future__ import annotations
+
 import time
 import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +21,7 @@ from . import __version__
 BASELINE_CS = (0.01, 0.1, 1.0, 10.0, 100.0)
 
 
-def _models():
+def _models() -> dict[str, Any]:
     """{name: factory} of the compared models, each choosing its settings by 3-fold CV on F1."""
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.model_selection import GridSearchCV, TunedThresholdClassifierCV
@@ -39,7 +43,7 @@ def _models():
     }
 
 
-def _fit_one(factory, X, y, path=False):
+def _fit_one(factory: Any, X: Any, y: Any, path: bool = False) -> Any:
     """The model fitted on X, y; ``path``: also the features its estimator keeps at each C of the grid
     (the L1 path of the plot, computed in the worker that fitted the model)."""
     from sklearn.base import clone
@@ -53,7 +57,7 @@ def _fit_one(factory, X, y, path=False):
     return model
 
 
-def _n_features(model):
+def _n_features(model: Any) -> int:
     """Features the fitted model's decision uses."""
     if hasattr(model, "selected_features_"):
         return len(model.selected_features_)
@@ -61,7 +65,7 @@ def _n_features(model):
     return int(np.count_nonzero(inner.coef_))
 
 
-def _cv_path(search):
+def _cv_path(search: Any) -> tuple[np.ndarray, np.ndarray]:
     """(features, cross-validated F1 in %) along the search's path at its chosen C and the path's budget."""
     from .model_selection import DEFAULT_BUDGETS
 
@@ -71,7 +75,7 @@ def _cv_path(search):
     return res["mean_n_features"][on_path][order], 100 * res["mean_test_score"][on_path][order]
 
 
-def run(jobs=-1, plot="structfs-demo.png"):
+def run(jobs: int = -1, plot: str | None = "structfs-demo.png") -> int:
     """Fit every model on the ten one-vs-rest problems, print the table and draw the plot."""
     from joblib import Parallel, delayed
     from sklearn.model_selection import train_test_split
@@ -109,7 +113,7 @@ def run(jobs=-1, plot="structfs-demo.png"):
     return 0
 
 
-def _plot(fitted, out):
+def _plot(fitted: Any, out: str | None) -> Any:
     """Cross-validated macro-F1 against features: StructSVMCV's path and L1-LinearSVC's over C."""
     from .plotting import plot_budget_path
 
@@ -129,8 +133,8 @@ def _plot(fitted, out):
                                        "LinearSVC, every pixel (best C)": float(svc_cv)})
 
 
-def print_table(header, rows):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+def print_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     print("  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
     for r in rows:
         print("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths))))

@@ -28,7 +28,7 @@ from .solvers.data import is_row_blocks
 from .solvers.interactions import check_pair_scoring, expand, pair_products, split_weights
 
 
-def sparse_row_nonzeros(row):
+def sparse_row_nonzeros(row: Any) -> tuple[np.ndarray, np.ndarray]:
     """(sorted unique indices, values) of the nonzeros of a sparse (1, m) row, from a canonicalised
     copy (the model's own coef_ is not touched); nothing of size m is built."""
     row = sp.csr_matrix(row, copy=True)
@@ -37,7 +37,7 @@ def sparse_row_nonzeros(row):
     return row.indices.astype(np.int64), row.data
 
 
-def _dot_sparse_row(X, row):
+def _dot_sparse_row(X: Any, row: Any) -> np.ndarray:
     """X @ w for w a sparse (1, m) row, touching only X's entries and w's nonzeros: scipy's product
     (or column indexing) would build an index of all m columns -- 17 GB for hashed features in 2^31."""
     idx, values = sparse_row_nonzeros(row)
@@ -51,7 +51,7 @@ def _dot_sparse_row(X, row):
     return np.bincount(X.row, weights=X.data * weight, minlength=X.shape[0])
 
 
-def _row_blocks_of_dask(X):
+def _row_blocks_of_dask(X: Any) -> Any:
     """A dask array as row blocks on the current dask.distributed client (structfs.cluster); else X."""
     if not is_dask_array(X):
         return X
@@ -60,7 +60,7 @@ def _row_blocks_of_dask(X):
     return DaskRowBlocks.from_dask_array(X)
 
 
-def nonzero_weights(w):
+def nonzero_weights(w: Any) -> tuple[np.ndarray, np.ndarray]:
     """(sorted indices, values) of the nonzeros of weights as the solver returns them (an ndarray or
     a (1, m) CSR row)."""
     if sp.issparse(w):
@@ -69,7 +69,7 @@ def nonzero_weights(w):
     return idx, w[idx]
 
 
-def linear_attributes(w):
+def linear_attributes(w: Any) -> tuple[Any, np.ndarray]:
     """(coef_, selected_features_) of a linear model from the solver's weights: an ndarray (m,), or the
     (1, m) CSR row (sorted, no zeros) it returns for index spaces above ``solvers.data.MAX_DENSE_WEIGHTS``."""
     if sp.issparse(w):
@@ -77,7 +77,8 @@ def linear_attributes(w):
     return w[None, :], np.flatnonzero(w)
 
 
-def set_fitted_weights(model, w, intercept, classes, n_features, pairs=None, groups=None):
+def set_fitted_weights(model: Any, w: Any, intercept: float, classes: ArrayLike, n_features: int, pairs: Any = None,
+                       groups: np.ndarray | None = None) -> Any:
     """The one place where a binary linear model's weights become its fitted attributes (a fit, a point
     of a search's path, a model file): ``coef_`` and ``selected_features_`` from ``w`` (as
     :func:`linear_attributes` takes it), ``intercept_`` from the float ``intercept``, ``classes_``,
@@ -104,7 +105,7 @@ class NoFeaturesWarning(UserWarning):
     to another loss then, filters this category)."""
 
 
-def positive_class(classes, pos_label):
+def positive_class(classes: np.ndarray, pos_label: Any) -> Any:
     """The class a loss measures: ``pos_label``, or ``classes[1]`` when it is None (scikit-learn's
     convention); ValueError listing the classes for a label that is not one of them."""
     if pos_label is None:
@@ -124,8 +125,8 @@ class LinearBinaryMixin:
     n_features_in_: int
     interaction_coef_: np.ndarray
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()         # type: ignore[misc]  # BaseEstimator's, next in the MRO
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = True
         return tags
@@ -149,14 +150,14 @@ class LinearBinaryMixin:
             linear = linear + np.asarray(pair_products(X, pairs) @ self.interaction_coef_).ravel()
         return linear + self.intercept_[0]
 
-    def densify(self):
+    def densify(self) -> Self:
         """``coef_`` as an ndarray (1, n_features), as scikit-learn's ``densify``; returns self."""
         check_is_fitted(self)
         if sp.issparse(self.coef_):
             self.coef_ = self.coef_.toarray()
         return self
 
-    def sparsify(self):
+    def sparsify(self) -> Self:
         """``coef_`` as a (1, n_features) CSR row, as scikit-learn's ``sparsify``; returns self."""
         check_is_fitted(self)
         if not sp.issparse(self.coef_):
@@ -183,7 +184,8 @@ class LinearModel(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     path, without fitting an estimator. Build it with :meth:`from_weights`."""
 
     @classmethod
-    def from_weights(cls, w, intercept, classes, interactions=None, interaction_coef=None):
+    def from_weights(cls, w: Any, intercept: float, classes: ArrayLike, interactions: np.ndarray | None = None,
+                     interaction_coef: np.ndarray | None = None) -> LinearModel:
         """The model with weights ``w`` (as :func:`linear_attributes` takes them), the intercept, and
         optionally ``interactions`` (p, 2) with their weights ``interaction_coef``."""
         pairs = None if interactions is None else (interactions, interaction_coef)
@@ -351,7 +353,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                  loss_params: dict[str, Any] | None = None, tol: float = _defaults.TOL,
                  outer_tol: float | None = None, max_iter: int = _defaults.MAX_ITER,
                  max_outer: int = _defaults.MAX_OUTER, max_features: int | None = None, refit: float | None = None,
-                 master_solver: str = _defaults.MASTER_SOLVER, pos_label: Any = None, verbose: int = 0):
+                 master_solver: str = _defaults.MASTER_SOLVER, pos_label: Any = None, verbose: int = 0) -> None:
         self.loss = loss
         self.C = C
         self.budget = budget
@@ -369,7 +371,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.pos_label = pos_label
         self.verbose = verbose
 
-    def _resolve(self):
+    def _resolve(self) -> Loss:
         """What fit needs from the parameters (here the loss object), after the rules that tie them
         together (each parameter alone is checked by ``_parameter_constraints``)."""
         if self.refit is not None and self.budget is None:
@@ -431,7 +433,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self._set_certificate(result, C)
         return self
 
-    def _checked_data(self, X, y, sample_weight, qid, loss):
+    def _checked_data(self, X: Any, y: Any, sample_weight: Any, qid: Any, loss: Loss) -> tuple[Any, np.ndarray,
+                      np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """X, y, the weights, query ids and groups checked for a fit (``classes_`` set), before any work."""
         X = _row_blocks_of_dask(X)
         if is_dask_array(y):
@@ -469,7 +472,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                 "squares the products x_j x_k)")
         return X, y, weights, queries, groups
 
-    def _set_weights(self, result, sign, bias, groups, inputs, data, n_features):
+    def _set_weights(self, result: Any, sign: float, bias: float, groups: np.ndarray | None, inputs: Any, data: Any,
+                     n_features: int) -> None:
         """The fitted weights from the solver's ``result`` (its signs flipped by ``sign``)."""
         pairs = None
         if self.interactions:
@@ -479,7 +483,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             w = sign * result.w if sign < 0 else result.w
         set_fitted_weights(self, w, sign * bias * result.w_b, self.classes_, n_features, pairs, groups)
 
-    def _set_certificate(self, result, C):
+    def _set_certificate(self, result: Any, C: float) -> None:
         """objective_, lower_bound_, gap_, the iteration counts and converged_; the warnings of a certificate
         that does not hold and of the zero model."""
         self.objective_ = result.objective
@@ -513,13 +517,13 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
                           NoFeaturesWarning, stacklevel=5)
 
-    def _solver(self):
+    def _solver(self) -> Solver:
         """The solver with this estimator's settings (validated)."""
         return Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
                       max_features=self.max_features, outer_tol=self.outer_tol, master_solver=self.master_solver,
                       verbose=self.verbose)
 
-    def _check_row_blocks(self, X, y):
+    def _check_row_blocks(self, X: Any, y: Any) -> np.ndarray:
         """y checked against row-block data (which validated itself when opened); n_features_in_ set.
         (Such data need a budget: the solver says so before any work.)"""
         from sklearn.utils.validation import column_or_1d
@@ -601,9 +605,10 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
     }
 
     # Over 8 parameters: scikit-learn's convention, every setting a keyword that __init__ only stores.
-    def __init__(self, estimator: BaseEstimator | None = None, loss=None, C=None, budget=None, bias=None,
-                 loss_params=None, tol=None, outer_tol=None, max_iter=None, max_outer=None, max_features=None,
-                 refit=None, master_solver=None, verbose=None, n_jobs: int | None = None):
+    def __init__(self, estimator: BaseEstimator | None = None, loss: Any = None, C: Any = None, budget: Any = None,
+                 bias: Any = None, loss_params: Any = None, tol: Any = None, outer_tol: Any = None,
+                 max_iter: Any = None, max_outer: Any = None, max_features: Any = None, refit: Any = None,
+                 master_solver: Any = None, verbose: Any = None, n_jobs: int | None = None) -> None:
         self.estimator = estimator
         self.loss = loss
         self.C = C
@@ -620,12 +625,12 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _mirrored(self):
+    def _mirrored(self) -> dict[str, Any]:
         """The deprecated StructSVM parameters that were set (not None)."""
         params = self.get_params(deep=False)
         return {k: v for k, v in params.items() if k not in ("estimator", "n_jobs") and v is not None}
 
-    def binary_estimator(self):
+    def binary_estimator(self) -> Any:
         """An unfitted copy of the binary estimator each class is fitted with: ``estimator``, or a StructSVM of
         the (deprecated) parameters set here."""
         mirrored = self._mirrored()
@@ -638,7 +643,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
         return clone(self.estimator)
 
-    def _resolve(self):
+    def _resolve(self) -> Any:
         """The binary estimator, its parameters checked."""
         return check_parameters(self.binary_estimator())
 
@@ -687,7 +692,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             self.n_iter_ = np.array([est.n_iter_ for est in self.estimators_])     # cutting planes, per class
         return self
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
@@ -723,7 +728,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
                               for est, c in zip(self.estimators_, self.classes_)]))
 
 
-def check_sample_weight(sample_weight, n, loss):
+def check_sample_weight(sample_weight: Any, n: int, loss: Loss) -> np.ndarray | None:
     """``sample_weight`` checked against the n rows of X and the loss (see :class:`SampleWeighted`), or None
     where it changes nothing (None, or every weight 1): a ValueError naming it otherwise."""
     if sample_weight is None:
@@ -742,7 +747,7 @@ def check_sample_weight(sample_weight, n, loss):
     return check_frequency_weights(weights, loss)
 
 
-def check_weighted_classes(weights, y, classes):
+def check_weighted_classes(weights: np.ndarray, y: np.ndarray, classes: np.ndarray) -> None:
     """ValueError where ``sample_weight`` is 0 on every example of one of the ``classes``."""
     unweighted = [c for c in classes if not np.any(weights[y == c] > 0)]
     if unweighted:
@@ -750,7 +755,7 @@ def check_weighted_classes(weights, y, classes):
                          "data have one class only, but training needs examples of two classes.")
 
 
-def check_query_ids(qid, n, loss, weights):
+def check_query_ids(qid: Any, n: int, loss: Loss, weights: np.ndarray | None) -> np.ndarray | None:
     """``qid`` checked against the n rows of X and the loss (None stays None): a ValueError naming it
     otherwise."""
     if qid is None:
@@ -772,7 +777,7 @@ def check_query_ids(qid, n, loss, weights):
     return queries
 
 
-def check_groups(groups, n_features):
+def check_groups(groups: Any, n_features: int) -> np.ndarray | None:
     """``groups`` as an int64 array of one non-negative integer label per feature (None stays None);
     ValueError naming it otherwise."""
     if groups is None:
@@ -807,11 +812,11 @@ def check_parameters(estimator: BaseEstimator) -> BaseEstimator:
     return estimator
 
 
-def _fit_one(estimator, X, y, fit_params):
+def _fit_one(estimator: Any, X: Any, y: Any, fit_params: dict[str, Any]) -> Any:
     return estimator.fit(X, y, **fit_params)
 
 
-def progress_bar(items, verbose, what):
+def progress_bar(items: Any, verbose: int, what: str) -> Any:
     """A tqdm bar over ``items`` when verbose and stderr is a terminal; the items themselves otherwise."""
     import sys
 

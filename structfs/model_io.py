@@ -20,6 +20,7 @@ import math
 import numbers
 import os
 import re
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,7 +59,7 @@ class ModelFileError(ValueError):
 
 
 # -- writing --------------------------------------------------------------------------------------------
-def _loss_record(loss):
+def _loss_record(loss: Any) -> Any:
     """A loss parameter as JSON: a name, a built-in loss object as {"name", "params"}, or a user's
     ContingencyLoss as {"name": "contingency", "params"} with its functions recorded by importable name
     ("module:function"), never as code."""
@@ -66,7 +67,7 @@ def _loss_record(loss):
         return loss
     from .losses import LOSSES, ContingencyLoss
 
-    if type(loss) is LOSSES.get(getattr(loss, "name", None)):
+    if type(loss) is LOSSES.get(getattr(loss, "name", "")):
         return {"name": loss.name, "params": {k: _plain(v, "loss.params") for k, v in loss.params.items()}}
     if type(loss) is ContingencyLoss:
         return {"name": "contingency", "params": {
@@ -85,7 +86,7 @@ def _loss_record(loss):
                      f"ContingencyLoss with importable functions only; {instead}.")
 
 
-def _function_reference(loss, fn):
+def _function_reference(loss: Any, fn: Any) -> str:
     """"module:qualified.name" of a function that importing that module gives back; ValueError otherwise."""
     module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     found = None
@@ -101,7 +102,7 @@ def _function_reference(loss, fn):
     return f"{module}:{name}"
 
 
-def _resolve(module, name):
+def _resolve(module: str, name: str) -> Any:
     import importlib
 
     found = importlib.import_module(module)
@@ -113,7 +114,7 @@ def _resolve(module, name):
 _REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
-def imported_function(text):
+def imported_function(text: str) -> Any:
     """The function named by ``"module:function"``, imported (model files and the command line name a
     user's loss function so, never holding its code); ValueError saying why when it cannot be."""
     if not isinstance(text, str) or len(text) > 500 or not _REFERENCE.fullmatch(text):
@@ -129,14 +130,14 @@ def imported_function(text):
     return fn
 
 
-def _imported_function(text, field):
+def _imported_function(text: Any, field: str) -> Any:
     try:
         return imported_function(text)
     except ValueError as exc:
         raise ModelFileError(f"field {field}: {exc}") from None
 
 
-def _loss_from_record(loss, where):
+def _loss_from_record(loss: Any, where: str) -> Any:
     """The loss object a {"name", "params"} record describes."""
     from .losses import ContingencyLoss, get_loss
 
@@ -158,7 +159,7 @@ def _loss_from_record(loss, where):
                            name=label, monotone=params.get("monotone"))
 
 
-def _plain(value, field):
+def _plain(value: Any, field: str) -> Any:
     """A JSON-safe copy of a parameter value; ValueError naming the field when there is none."""
     if isinstance(value, (np.generic,)):
         value = value.item()
@@ -179,7 +180,7 @@ def _plain(value, field):
     raise ValueError(f"save_model cannot write {field}={value!r} ({type(value).__name__}); pickle the model instead.")
 
 
-def _params_record(estimator):
+def _params_record(estimator: Any) -> dict[str, Any]:
     out = {}
     for key, value in estimator.get_params(deep=False).items():
         if key == "loss":
@@ -194,12 +195,12 @@ def _params_record(estimator):
     return out
 
 
-def _nonzero_weights(est):
+def _nonzero_weights(est: Any) -> tuple[np.ndarray, np.ndarray]:
     """(sorted indices, values) of a model's nonzero weights; nothing of the index space's size."""
     return nonzero_weights(est.coef_ if sp.issparse(est.coef_) else est.coef_[0])
 
 
-def _binary_record(est, shared_params=None):
+def _binary_record(est: Any, shared_params: dict[str, Any] | None = None) -> dict[str, Any]:
     """One binary model; with its own parameters where they are not ``shared_params`` (those of the
     template a one-vs-rest model builds its binaries from)."""
     idx, values = _nonzero_weights(est)
@@ -260,7 +261,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike) -> None:
     return _write(doc, path)
 
 
-def _write(doc, path):
+def _write(doc: dict[str, Any], path: Any) -> Any:
     """A model file's JSON, written whole or not at all (a failed write leaves the previous file)."""
     text = json.dumps(doc, allow_nan=False)
     with atomic_write(path) as fh:
@@ -268,7 +269,7 @@ def _write(doc, path):
     return path
 
 
-def _save_multilabel(estimator, path):
+def _save_multilabel(estimator: Any, path: Any) -> Any:
     """A multi-label model: one weight record per label, and the parameters of the MultiLabelStructSVM
     it is (for a search: at the chosen C and budget)."""
     from sklearn.utils.validation import check_is_fitted
@@ -295,12 +296,12 @@ def _save_multilabel(estimator, path):
 
 
 # -- reading --------------------------------------------------------------------------------------------
-def _shown(name):
+def _shown(name: str) -> str:
     """A field name as the one-line error shows it: as written, or quoted where it has control characters."""
     return name if name.isprintable() else repr(name)
 
 
-def _field(doc, key, kind, where=""):
+def _field(doc: Any, key: str, kind: str, where: str = "") -> Any:
     if not isinstance(doc, dict) or key not in doc:
         raise ModelFileError(f"missing field {where}{key}")
     value = doc[key]
@@ -313,7 +314,7 @@ def _field(doc, key, kind, where=""):
     return value
 
 
-def _weights(record, n_features, where, version):
+def _weights(record: Any, n_features: int, where: str, version: int) -> tuple[Any, float, Any, Any]:
     indices = _field(record, "indices", "list", where)
     values = _field(record, "values", "list", where)
     if len(indices) != len(values):
@@ -339,7 +340,7 @@ def _weights(record, n_features, where, version):
     return w, float(intercept), float(objective), _pairs(record, n_features, where)
 
 
-def _pairs(record, n_features, where):
+def _pairs(record: Any, n_features: int, where: str) -> tuple[np.ndarray, np.ndarray] | None:
     """(pairs (p, 2), their weights) of a record with interactions, or None."""
     if "pairs" not in record and "pair_values" not in record:
         return None
@@ -358,7 +359,7 @@ def _pairs(record, n_features, where):
     return pairs, np.asarray(values, dtype=np.float64)
 
 
-def _build(cls, params, where="params."):
+def _build(cls: Any, params: Any, where: str = "params.") -> Any:
     params = dict(params)
     for key, value in params.items():
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 63:
@@ -392,7 +393,7 @@ def _build(cls, params, where="params."):
     return est
 
 
-def _array(record, where):
+def _array(record: Any, where: str) -> np.ndarray:
     """A 1-D integer array parameter written by :func:`_plain`."""
     if set(record) != {NDARRAY, "dtype"} or not isinstance(record[NDARRAY], list):
         raise ModelFileError(f"field {where} must be {{{NDARRAY!r}: [integers], 'dtype': ...}}")
@@ -408,7 +409,7 @@ def _array(record, where):
     return np.array(values, dtype=np.dtype(dtype))
 
 
-def _fill(est, w, intercept, objective, pairs, classes, n_features):
+def _fill(est: Any, w: Any, intercept: float, objective: Any, pairs: Any, classes: Any, n_features: int) -> Any:
     from .losses import get_loss
 
     if pairs is not None and not getattr(est, "interactions", False):
@@ -427,9 +428,9 @@ def _fill(est, w, intercept, objective, pairs, classes, n_features):
     return est
 
 
-def _params_v1(doc):
+def _params_v1(doc: dict[str, Any]) -> dict[str, Any]:
     """The parameters a format-1 file recorded (others take their defaults)."""
-    params = {k: doc[k] for k in ("C", "budget", "bias", "tol") if k in doc}
+    params: dict[str, Any] = {k: doc[k] for k in ("C", "budget", "bias", "tol") if k in doc}
     params.update({k: doc[k] for k in ("max_outer", "refit", "max_features") if doc.get(k) is not None})
     if doc.get("loss_params") is None and doc.get("loss") not in (None, "f1"):
         raise ModelFileError(f"field loss: the file records a user-defined loss {doc.get('loss')!r} by name only; "
@@ -439,7 +440,7 @@ def _params_v1(doc):
     return params
 
 
-def _load(doc):
+def _load(doc: Any) -> Any:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ModelFileError("not a structfs model file")
     version = doc.get("format_version")
@@ -506,7 +507,7 @@ def _load(doc):
     return est
 
 
-def _binary_of(ovr, record, i, version):
+def _binary_of(ovr: Any, record: Any, i: int, version: int) -> Any:
     """The unfitted binary model of a one-vs-rest file's model ``i``: from its own parameters (format 3)
     or from the shared ones."""
     if "params" not in record:
@@ -530,7 +531,7 @@ def load_model(path: str | os.PathLike) -> BaseEstimator:
         raise ValueError(f"{path}: model file is corrupt or invalid: {str(exc).rstrip('.')}.") from None
 
 
-def _parse_int(digits):
+def _parse_int(digits: str) -> int:
     # No count, index or label of a model needs 40 digits; Python refuses 4,300 with a message naming
     # neither the file nor the value.
     if len(digits.lstrip("-")) > 40:
@@ -539,5 +540,5 @@ def _parse_int(digits):
     return int(digits)
 
 
-def _reject_constant(name):
+def _reject_constant(name: str) -> None:
     raise ModelFileError(f"{name} is not a valid weight or parameter")

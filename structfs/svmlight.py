@@ -8,9 +8,13 @@ beyond 2^31 - 1) is refused here with the file and line number, and so is a valu
 ``MAX_ABS_VALUE`` (1e100) in magnitude, which no estimator accepts: a file is either read exactly or
 refused with one line saying where, by the whole-file reader and the chunked one alike.
 """
+from __future__ import annotations
+
 import io
 import math
 import os
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +25,8 @@ __all__ = ["load_svmlight", "svmlight_chunks"]
 MAX_INDEX = 2 ** 31 - 1
 
 
-def load_svmlight(path, n_features=None, dtype=np.float64, multilabel=False):
+def load_svmlight(path: Any, n_features: int | None = None, dtype: Any = np.float64,
+                  multilabel: bool = False) -> tuple[Any, Any]:
     """(X CSR, y) of a whole file; ValueError naming the file and line of the first problem. With
     ``multilabel``, a line's label is a comma-separated list of labels (possibly empty) and y a list of
     tuples, as scikit-learn's ``load_svmlight_file(multilabel=True)``."""
@@ -33,19 +38,19 @@ def load_svmlight(path, n_features=None, dtype=np.float64, multilabel=False):
     if os.path.isdir(path):
         raise ValueError(f"{path} is a directory, not a file")
     if os.path.isfile(path):
-        def opened():
+        def opened() -> Any:
             return open(path, "rb")
     else:                                 # a pipe, a FIFO, /dev/stdin: readable once, so read it whole
         with open(path, "rb") as fh:
             data = fh.read()
 
-        def opened():
+        def opened() -> Any:
             return io.BytesIO(data)
     try:
         with opened() as fh:
             X, y = load_svmlight_file(fh, n_features=n_features, zero_based=False, dtype=dtype, multilabel=multilabel)
         labels = np.array([v for labels in y for v in labels]) if multilabel else y
-        error = _value_problem(X, labels)
+        error: object = _value_problem(X, labels)
     except (ValueError, OverflowError) as exc:
         error = exc
     if error:
@@ -54,7 +59,7 @@ def load_svmlight(path, n_features=None, dtype=np.float64, multilabel=False):
     return X, y
 
 
-def svmlight_chunks(path, chunk_bytes, dtype=np.float64):
+def svmlight_chunks(path: Any, chunk_bytes: int, dtype: Any = np.float64) -> Iterator[tuple[Any, np.ndarray, str]]:
     """Yield ``(X, y, where)`` for consecutive pieces of about ``chunk_bytes`` bytes of whole lines
     (a line longer than a chunk is one piece of its own: no line is read twice or cut). ``where``
     names the file and lines. X has the index space 2^31 - 1 (the caller renumbers)."""
@@ -73,7 +78,7 @@ def svmlight_chunks(path, chunk_bytes, dtype=np.float64):
             where = f"{path}, lines {line}-{line + n_lines - 1}"
             try:
                 X, y = load_svmlight_file(io.BytesIO(piece), n_features=MAX_INDEX, zero_based=False, dtype=dtype)
-                error = _value_problem(X, y)
+                error: object = _value_problem(X, y)
             except (ValueError, OverflowError) as exc:
                 error = exc
             if error:
@@ -83,7 +88,7 @@ def svmlight_chunks(path, chunk_bytes, dtype=np.float64):
             line += n_lines
 
 
-def _value_problem(X, y):
+def _value_problem(X: Any, y: np.ndarray) -> str | None:
     """What the parser accepted but a reader refuses (one rule for both readers), or None."""
     if not (np.isfinite(X.data).all() and np.isfinite(y).all()):
         return "a value is not finite"
@@ -92,7 +97,7 @@ def _value_problem(X, y):
     return None
 
 
-def first_problem(fh, first_line, multilabel=False):
+def first_problem(fh: Any, first_line: int, multilabel: bool = False) -> str | None:
     """'line N: ...' for the first line of a binary file object that is not a valid SVMlight line
     (numbering from ``first_line``), or None."""
     for number, raw in enumerate(fh, first_line):
@@ -110,7 +115,7 @@ def first_problem(fh, first_line, multilabel=False):
     return None
 
 
-def _finite_number(token, what):
+def _finite_number(token: Any, what: str) -> tuple[float | None, str | None]:
     """(float(token), None) for a finite number, else (None, why not), ``what`` naming the token
     ("the label '...' is not a number")."""
     try:
@@ -120,9 +125,10 @@ def _finite_number(token, what):
     return (number, None) if math.isfinite(number) else (None, f"{what} is not finite")
 
 
-def _line_problem(body, multilabel=False):
+def _line_problem(body: Any, multilabel: bool = False) -> str | None:
     if multilabel and ":" in body[0]:                       # no label: an unlabelled example
-        labels, features = [], body
+        labels: list[Any] = []
+        features = body
     else:
         labels, features = (body[0].split(",") if multilabel else [body[0]]), body[1:]
     for token in labels:
@@ -150,7 +156,7 @@ def _line_problem(body, multilabel=False):
             return f"feature index {index} after {last}: indices must be increasing and unique"
         last = index
         number, problem = _finite_number(value, f"the value {value!r} of feature {index}")
-        if problem:
+        if problem or number is None:
             return problem
         if abs(number) > MAX_ABS_VALUE:
             return (f"the value {value!r} of feature {index} is beyond {MAX_ABS_VALUE:g} in magnitude "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import pickle
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["check_loss"]
 
 
-def _labels(rng, n):
+def _labels(rng: np.random.Generator, n: int) -> Any:
     yield np.where(rng.random(n) < 0.5, 1.0, -1.0)
     if n >= 2:
         one = -np.ones(n)
@@ -38,7 +38,7 @@ def _labels(rng, n):
     yield np.ones(n)                                # one class only (the loss may decline it)
 
 
-def _scores(rng, n):
+def _scores(rng: np.random.Generator, n: int) -> Any:
     yield rng.normal(size=n)
     yield rng.integers(-2, 3, size=n).astype(float) * 0.5      # ties, some exactly at the margin
     yield np.zeros(n)                                          # all equal
@@ -46,12 +46,12 @@ def _scores(rng, n):
     yield rng.normal(size=n) * 1e-4
 
 
-def _labelings(n):
+def _labelings(n: int) -> np.ndarray:
     """Every -1/+1 labeling of n examples, one per row."""
     return np.array(list(itertools.product((-1.0, 1.0), repeat=n))).reshape(-1, n)
 
 
-def _contingency_outputs(loss, y):
+def _contingency_outputs(loss: Any, y: np.ndarray) -> Any:
     """(coef, Delta) of every admissible labeling, Delta by ``loss.delta`` (by its vectorised table
     function where a ContingencyLoss has one: 4,096 labelings at n = 12)."""
     n = y.shape[0]
@@ -72,13 +72,13 @@ def _contingency_outputs(loss, y):
             yield (50.0 / n) * (y - y_bar), float(delta)
 
 
-def _truth_admissible(loss, P, N):
+def _truth_admissible(loss: Any, P: int, N: int) -> bool:
     """Whether the true labeling (a = P, b = 0) is among a contingency loss's admissible outputs."""
     feasible = getattr(loss, "feasible", None)
     return feasible is None or bool(np.asarray(feasible(P, 0, P, N)))
 
 
-def _check_delta(loss, y):
+def _check_delta(loss: Any, y: np.ndarray) -> list[str]:
     """Failure messages for Delta itself on labels ``y``: Delta(y, y) = 0 (the true labeling costs
     nothing) where y has both classes (with one class a measure such as F1 is 0 by convention), and
     0 <= Delta <= 100 (percent) on every admissible labeling."""
@@ -95,7 +95,7 @@ def _check_delta(loss, y):
     return out
 
 
-def _check_case(loss, y, s, tol):
+def _check_case(loss: Any, y: np.ndarray, s: np.ndarray, tol: float) -> list[str]:
     """Failure messages for one (y, s)."""
     out = []
     coef, delta = loss.oracle(y, s)
@@ -127,7 +127,7 @@ CONTINGENCY_SIZES = (1, 2, 3, 4, 6, 8, 10, 12)
 OUTPUT_SIZES = (1, 2, 3, 4, 6, 8)
 
 
-def _score_problems(loss, rng, n):
+def _score_problems(loss: Any, rng: np.random.Generator, n: int) -> tuple[list[str], Any]:
     """(failure messages, saturation) for the measure ``_score`` on random labels of n examples: it must
     be 100 at a perfect score vector (Delta(y, y) = 0, where the true labeling is admissible), no lower
     than at random scores, and the same for any order of the examples (so for any order of tied
@@ -168,7 +168,7 @@ def _score_problems(loss, rng, n):
 MONOTONE_GRIDS = [(P, N) for P in range(0, 31) for N in range(0, 31) if P + N] + [(1, 2_000), (2_000, 1), (300, 300)]
 
 
-def _monotone_claim_problems(loss):
+def _monotone_claim_problems(loss: Any) -> list[str]:
     """Failure messages where a loss declares ``monotone=True`` but Delta is not non-increasing in TP and
     non-decreasing in FP: its oracle's branch and bound would then miss outputs."""
     for P, N in MONOTONE_GRIDS:
@@ -183,7 +183,7 @@ def _monotone_claim_problems(loss):
     return []
 
 
-def _timing_warning(loss, seed):
+def _timing_warning(loss: Any, seed: int) -> list[float]:
     """A warning when the oracle's time grows faster than about n log n between n = 2,000 and 20,000."""
     import time
     import warnings
@@ -239,7 +239,7 @@ def check_loss(loss: Loss, sizes: Sequence[int] | None = None, seed: int = 0, to
     return checked
 
 
-def _checkable_copy(loss):
+def _checkable_copy(loss: Any) -> Any:
     """A pickled and unpickled copy of ``loss``; AssertionError when it cannot be enumerated or pickled."""
     if not loss.is_contingency and not hasattr(loss, "outputs"):
         raise AssertionError(f"check_loss cannot verify {loss!r}: it is not a contingency loss (is_contingency) "
@@ -257,7 +257,8 @@ def _checkable_copy(loss):
                              ) from None
 
 
-def _oracle_problems(loss, clone, sizes, rng, tol):
+def _oracle_problems(loss: Any, clone: Any, sizes: Sequence[int], rng: np.random.Generator,
+                     tol: float) -> tuple[list[str], int]:
     """The oracle (and ``jit_oracle``, and the unpickled copy) against enumeration on every case: (the
     failures, the number of cases checked)."""
     failures, checked = [], 0
@@ -295,7 +296,7 @@ def _oracle_problems(loss, clone, sizes, rng, tol):
     return failures, checked
 
 
-def _measure_problems(loss, rng):
+def _measure_problems(loss: Any, rng: np.random.Generator) -> list[str]:
     """The measure ``_score`` on perfect, reversed and shuffled scores, on more examples than the oracle
     (it is cheap): with few, a measure can be saturated for any scores (Rec@k with k = 2P >= n)."""
     failures, saturated = [], []

@@ -320,7 +320,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                  max_iter: int = _defaults.MAX_ITER, max_outer: int = _defaults.MAX_OUTER,
                  n_iter_no_change: int | None = 5, halving_factor: int | None = 3, debias: bool = True,
                  selection: str = "one_se", threshold: str = "cv", master_solver: str = _defaults.MASTER_SOLVER,
-                 pos_label: Any = None, n_jobs: int | None = None, verbose: int = 0):
+                 pos_label: Any = None, n_jobs: int | None = None, verbose: int = 0) -> None:
         self.loss = loss
         self.Cs = Cs
         self.scale_C = scale_C
@@ -663,9 +663,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         check_groups(self.groups, X.shape[1])
         if self.interactions:
             check_pair_scoring(X)
-        if weights is not None:
-            check_weighted_classes(weights, y, classes)
         labels = np.asarray(y)
+        if weights is not None:
+            check_weighted_classes(weights, labels, classes)
         return self._fit_on(MatrixData(X), labels, self._folds(labels, queries), weights, queries)
 
     @keeps_state_on_failure
