@@ -3,10 +3,13 @@
 SVMperf users find svm_perf_learn's options where they mean the same (-c, -l, --b, --p, -e, -v);
 errors are one line on stderr and a non-zero exit, never a traceback.
 """
+from __future__ import annotations
+
 import argparse
 import os
 import sys
 import time
+from typing import Any, NoReturn
 
 from . import __version__, _defaults
 from ._files import atomic_write
@@ -15,7 +18,7 @@ from ._files import atomic_write
 class _LazyNumpy:
     """numpy imported on first use: ``structfs --help`` must answer in well under a second."""
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         import numpy
 
         return getattr(numpy, name)
@@ -28,7 +31,7 @@ class CLIError(Exception):
     """An error reported to the user as one line (exit status 1)."""
 
 
-def _demo(args):
+def _demo(args: argparse.Namespace) -> int:
     if args.plot:
         _check_output(args.plot)
     from .demo import run
@@ -36,7 +39,7 @@ def _demo(args):
     return run(jobs=args.jobs, plot=args.plot)
 
 
-def _compile(args):
+def _compile(args: argparse.Namespace) -> int:
     from .warmup import compile_kernels
 
     print(f"structfs {__version__}: compiling the numba kernels (or loading them from numba's cache)...", flush=True)
@@ -44,7 +47,7 @@ def _compile(args):
     return 0
 
 
-def read_svmlight(path, n_features=None, multilabel=False):
+def read_svmlight(path: str, n_features: int | None = None, multilabel: bool = False) -> tuple[Any, Any]:
     """(X CSR, y) from an SVMlight/LIBSVM file (1-based indices, qid ignored, # comments allowed);
     a malformed file is reported with its line number. ``multilabel``: comma-separated labels per line,
     y a list of tuples."""
@@ -56,7 +59,7 @@ def read_svmlight(path, n_features=None, multilabel=False):
         raise CLIError(str(exc)) from None
 
 
-def _loss_name(value):
+def _loss_name(value: str) -> Any:
     """A built-in loss's name (also from an SVMperf code), or for "module:function" a ContingencyLoss of
     that function (imported; a model file then records it by that name)."""
     from .losses import LOSSES, SVMPERF_CODES
@@ -81,7 +84,7 @@ def _loss_name(value):
     return value
 
 
-def _loss_params(args, loss):
+def _loss_params(args: argparse.Namespace, loss: str) -> dict[str, Any] | None:
     """The loss parameters the options give for ``loss`` (None: its defaults)."""
     if loss in ("prec@k", "rec@k") and args.p:
         return {"k_frac": args.p}
@@ -94,7 +97,7 @@ def _loss_params(args, loss):
     return None
 
 
-def _estimator(args, n_classes):
+def _estimator(args: argparse.Namespace, n_classes: int) -> Any:
     from .estimators import OneVsRestStructSVM, StructSVM
 
     loss = _loss_name(args.loss)
@@ -113,7 +116,7 @@ def _estimator(args, n_classes):
     return StructSVM(**params)
 
 
-def _cv_estimator(args, n_classes, loss, loss_params):
+def _cv_estimator(args: argparse.Namespace, n_classes: int, loss: str, loss_params: dict[str, Any] | None) -> Any:
     """``train --cv K``: StructSVMCV (one-vs-rest over it for more classes); -c / -B fix C / the budget."""
     from .estimators import OneVsRestStructSVM
     from .model_selection import StructSVMCV
@@ -132,7 +135,7 @@ def _cv_estimator(args, n_classes, loss, loss_params):
     return OneVsRestStructSVM(estimator=binary, n_jobs=args.jobs) if n_classes > 2 else binary
 
 
-def _refitted(clf):
+def _refitted(clf: Any) -> Any:
     """What a model file holds for ``clf``: a cross-validated estimator's refitted StructSVM(s)."""
     from .estimators import OneVsRestStructSVM, StructSVM
     from .model_selection import StructSVMCV
@@ -151,7 +154,7 @@ def _refitted(clf):
     return clf
 
 
-def _check_output(path, *inputs):
+def _check_output(path: str, *inputs: str) -> None:
     """Refuse an output that would overwrite an input, or that cannot be written, before any work."""
     import os
 
@@ -168,7 +171,7 @@ def _check_output(path, *inputs):
         raise CLIError(f"cannot write {path}: permission denied")
 
 
-def _read_training_data(path):
+def _read_training_data(path: str) -> tuple[Any, Any]:
     """(X, y): an SVMlight file in memory, or a shard directory (``structfs shard``) left on disk."""
     from .shards import ShardedMatrix, is_shard_directory
 
@@ -178,7 +181,7 @@ def _read_training_data(path):
     return read_svmlight(path)
 
 
-def _train(args):
+def _train(args: argparse.Namespace) -> int:
     from .estimators import check_parameters
     from .model_io import save_model
     from .shards import is_shard_directory
@@ -217,7 +220,7 @@ def _train(args):
     return 0
 
 
-def _multilabel_estimator(args):
+def _multilabel_estimator(args: argparse.Namespace) -> Any:
     from .multilabel import MultiLabelStructSVM, MultiLabelStructSVMCV
 
     loss = _loss_name(args.loss)
@@ -232,7 +235,7 @@ def _multilabel_estimator(args):
                                max_outer=args.max_outer)
 
 
-def _train_multilabel(args):
+def _train_multilabel(args: argparse.Namespace) -> int:
     """One joint model for a file whose lines carry comma-separated labels; -B is the budget all labels
     share, --average micro or macro."""
     from sklearn.preprocessing import MultiLabelBinarizer
@@ -256,7 +259,7 @@ def _train_multilabel(args):
     return 0
 
 
-def _multilabel_report(test_file, model, scores, labels):
+def _multilabel_report(test_file: str, model: Any, scores: Any, labels: Any) -> None:
     """Micro- and macro-averaged precision, recall and F1 of the labels the scores predict (score > 0)."""
     from sklearn.metrics import f1_score, precision_score, recall_score
 
@@ -271,7 +274,7 @@ def _multilabel_report(test_file, model, scores, labels):
     print(f"exact label sets: {100 * np.mean(np.all(Y == P, axis=1)):.2f}%")
 
 
-def _scores_on_shards(model, path):
+def _scores_on_shards(model: Any, path: str) -> tuple[Any, Any]:
     """Decision values of a binary linear model on a shard directory, one pass; as for SVMlight
     input, features the model never saw have no weight."""
     from .estimators import sparse_row_nonzeros
@@ -293,7 +296,7 @@ def _scores_on_shards(model, path):
     return scores, X.y
 
 
-def _scores_for(args):
+def _scores_for(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from .model_io import load_model
     from .shards import is_shard_directory
 
@@ -316,7 +319,7 @@ def _scores_for(args):
     return model, model.decision_function(X), y
 
 
-def _numeric_classes(model):
+def _numeric_classes(model: Any) -> Any:
     """The model's classes as floats (an SVMlight file's labels), or None when they are not numbers."""
     try:
         return np.asarray(model.classes_, dtype=float)
@@ -324,7 +327,7 @@ def _numeric_classes(model):
         return None
 
 
-def _predict(args):
+def _predict(args: argparse.Namespace) -> int:
     _check_output(args.out_file, args.test_file, args.model_file)
     model, scores, y = _scores_for(args)
     with atomic_write(args.out_file) as fh:          # a full disk leaves no partial prediction file
@@ -352,21 +355,22 @@ OPERATING_POINTS = {"prec@rec": ("recall", 0.9), "rec@prec": ("precision", 0.9),
 _OPERATING_MEASURES = {"Prec@Rec": "prec@rec", "Rec@Prec": "rec@prec", "TPR@FPR": "tpr@fpr"}
 
 
-def _precision(y, s):
+def _precision(y: Any, s: Any) -> float:
     from .metrics import contingency_table
 
     a, b, _, _ = contingency_table(y, np.where(s > 0, 1, -1))
     return 100.0 * a / (a + b) if a + b else 0.0
 
 
-def _recall(y, s):
+def _recall(y: Any, s: Any) -> float:
     from .metrics import contingency_table
 
     a, _, c, _ = contingency_table(y, np.where(s > 0, 1, -1))
     return 100.0 * a / (a + c) if a + c else 0.0
 
 
-def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None, operating=None):
+def evaluate_scores(classes: Any, scores: Any, y: Any, k_frac: float | None = None, beta: float = 0.1,
+                    pos_label: Any = None, operating: dict[str, float] | None = None) -> dict[str, Any]:
     """Every measure (percent) of the scores, labels cut at 0; macro-averaged over one-vs-rest columns for
     more than two classes. Also "k of Prec@k" and "k of Rec@k": the k of each column. Two classes: the
     measures are those of ``pos_label`` (None: ``classes[1]``, the class of positive scores).
@@ -381,7 +385,7 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None, o
     if scores.ndim == 1 and pos_label is not None and pos_label == classes[0]:
         columns, targets = [-scores], [classes[0]]          # the model's scores rank classes[1] high
     measures = {"precision": _precision, "recall": _recall}
-    out = {"k of Prec@k": [], "k of Rec@k": []}
+    out: dict[str, Any] = {"k of Prec@k": [], "k of Rec@k": []}
     for name, function, needs_both in _MEASURES:
         fn = measures.get(function) or getattr(metrics, function)
         values = []
@@ -393,7 +397,8 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None, o
             kw = {"k_frac": k_frac} if k_frac and name in ("Prec@k", "Rec@k") else {}
             if name in _K_LOSSES:          # the loss knows svm_perf's default k and whether k may exceed n
                 try:
-                    out[f"k of {name}"].append(get_loss(_K_LOSSES[name], k_frac=k_frac or None).k_for(n_pos, len(yy)))
+                    k_loss: Any = get_loss(_K_LOSSES[name], k_frac=k_frac or None)
+                    out[f"k of {name}"].append(k_loss.k_for(n_pos, len(yy)))
                 except ValueError:         # Prec@k with k beyond n (--p asked for Rec@k's sake): undefined
                     values.append(float("nan"))
                     continue
@@ -407,7 +412,7 @@ def evaluate_scores(classes, scores, y, k_frac=None, beta=0.1, pos_label=None, o
     return out
 
 
-def _shard(args):
+def _shard(args: argparse.Namespace) -> int:
     import os
 
     from .shards import svmlight_to_shards
@@ -425,12 +430,12 @@ def _shard(args):
     return 0
 
 
-def _with_default_points(operating):
+def _with_default_points(operating: dict[str, float] | None) -> dict[str, float]:
     """The operating points' constraints ``operating`` ({"recall": 0.8, ...}) with the defaults for the others."""
     return {**dict(OPERATING_POINTS.values()), **(operating or {})}
 
 
-def _operating_options(args):
+def _operating_options(args: argparse.Namespace) -> dict[str, float]:
     """The operating points' constraints given on the command line, checked: {"recall": 0.8, ...}."""
     from .metrics import check_rate
 
@@ -442,7 +447,7 @@ def _operating_options(args):
     return given
 
 
-def _evaluate(args):
+def _evaluate(args: argparse.Namespace) -> int:
     from .metrics import resolve_beta
 
     resolve_beta(args.beta, "--beta")                 # before reading anything
@@ -464,7 +469,8 @@ def _evaluate(args):
     return 0
 
 
-def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_label=None, operating=None):
+def _print_report(test_file: str, classes: Any, scores: Any, y: Any, k_frac: float | None = None, beta: float = 0.1,
+                  pos_label: Any = None, operating: dict[str, float] | None = None) -> None:
     """What svm_perf_classify prints (the zero/one error with counts, accuracy, precision, recall, F1,
     PRBEP, ROC area, average precision), then Prec@k and Rec@k with their k, the partial ROC area and the
     operating points; the measures of ``pos_label`` (None: the class of positive scores)."""
@@ -488,7 +494,8 @@ def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_labe
             continue
         ks = result.get(f"k of {name}")
         if ks:
-            fraction = f"{k_frac or LOSSES[_K_LOSSES[name]].default_frac:g}"
+            k_loss_class: Any = LOSSES[_K_LOSSES[name]]
+            fraction = f"{k_frac or k_loss_class.default_frac:g}"
             shown += (f"  (k = {ks[0]}: {fraction} x the positives)" if len(ks) == 1
                       else f"  (k = {fraction} x each class's positives)")
         if name == "pAUC":
@@ -500,7 +507,7 @@ def _print_report(test_file, classes, scores, y, k_frac=None, beta=0.1, pos_labe
         print(shown)
 
 
-def _path(args):
+def _path(args: argparse.Namespace) -> int:
     from .estimators import check_parameters
 
     if args.plot:
@@ -531,7 +538,8 @@ def _path(args):
     return 0
 
 
-def _fit_budget(args, budget, n_classes, X, y, Xt, yt):
+def _fit_budget(args: argparse.Namespace, budget: int, n_classes: int, X: Any, y: Any, Xt: Any, yt: Any) -> tuple[int,
+                float, float, float]:
     """One point of a budget path: (B, mean #features, measure on the test data, fit seconds)."""
     args = argparse.Namespace(**{**vars(args), "budget": budget, "func": None})
     clf = _estimator(args, n_classes)
@@ -546,7 +554,7 @@ def _fit_budget(args, budget, n_classes, X, y, Xt, yt):
     return budget, nf, value, seconds
 
 
-def _mean_selected(clf):
+def _mean_selected(clf: Any) -> float:
     """Selected features per binary model (one model, or one per class for one-vs-rest)."""
     return float(np.mean([len(b.selected_features_) for b in getattr(clf, "estimators_", [clf])]))
 
@@ -567,7 +575,7 @@ _SLACK_NORM = {"-p": ("1", "structfs solves the L1-slack problem (svm_perf's def
                "-o": ("2", "structfs uses margin rescaling (svm_perf's default -o 2)")}
 
 
-def _refuse_svmperf_options(argv):
+def _refuse_svmperf_options(argv: list[str]) -> None:
     """A one-line error for an svm_perf option without a meaning here (before argparse's generic one)."""
     for i, token in enumerate(argv):
         if token in SVMPERF_REFUSED:
@@ -582,11 +590,11 @@ def _refuse_svmperf_options(argv):
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (exit 2), like every other structfs error."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _operating_point_options(p, whose):
+def _operating_point_options(p: argparse.ArgumentParser, whose: str) -> None:
     """--recall, --precision, --fpr: the operating-point losses' constraints."""
     p.add_argument("--recall", type=float, default=None,
                    help=f"prec@rec: the least recall {whose}, in (0, 1] (default 0.9)")
@@ -596,7 +604,7 @@ def _operating_point_options(p, whose):
                    help=f"tpr@fpr: the largest false-positive rate {whose}, in [0, 1] (default 0.01)")
 
 
-def _learning_options(p):
+def _learning_options(p: argparse.ArgumentParser) -> None:
     """What ``train`` and ``path`` share: svm_perf_learn's options and structfs's."""
     p.add_argument("-c", dest="C", type=float, default=None,
                    help=f"trade-off C, as svm_perf_learn -c (default {_defaults.C:g})")
@@ -639,7 +647,7 @@ def _learning_options(p):
     p.add_argument("-j", "--jobs", type=int, default=None, help="parallel one-vs-rest fits (joblib n_jobs)")
 
 
-def _add_train(sub):
+def _add_train(sub: Any) -> None:
     """The ``train`` command: svm_perf_learn's options, and structfs's."""
     train = sub.add_parser("train", help="learn a model from an SVMlight file or a shard directory",
                            description="Learn a linear model optimising the chosen measure; more than two "
@@ -665,7 +673,7 @@ def _add_train(sub):
     train.set_defaults(func=_train)
 
 
-def _add_shard(sub):
+def _add_shard(sub: Any) -> None:
     """The ``shard`` command: SVMlight files to a shard directory."""
     shard = sub.add_parser("shard", help="convert SVMlight file(s) to a shard directory for out-of-core training",
                            description="Write SVMlight/LIBSVM file(s) as a directory of CSR row blocks that "
@@ -679,7 +687,7 @@ def _add_shard(sub):
     shard.set_defaults(func=_shard)
 
 
-def _add_predict(sub):
+def _add_predict(sub: Any) -> None:
     """The ``predict`` command: svm_perf_classify's."""
     predict = sub.add_parser("predict", help="write decision values for an SVMlight file")
     predict.add_argument("test_file", metavar="TEST_FILE")
@@ -691,7 +699,7 @@ def _add_predict(sub):
     predict.set_defaults(func=_predict)
 
 
-def _add_evaluate(sub):
+def _add_evaluate(sub: Any) -> None:
     """The ``evaluate`` command: every measure of a model on a file."""
     evaluate = sub.add_parser("evaluate", help="print every measure of a model on an SVMlight file")
     evaluate.add_argument("test_file", metavar="TEST_FILE")
@@ -706,7 +714,7 @@ def _add_evaluate(sub):
     evaluate.set_defaults(func=_evaluate)
 
 
-def _add_path(sub):
+def _add_path(sub: Any) -> None:
     """The ``path`` command: the measure against the feature budget."""
     path = sub.add_parser("path", help="sweep feature budgets: table and PNG of measure vs #features")
     path.add_argument("train_file", metavar="TRAIN_FILE")
@@ -719,7 +727,7 @@ def _add_path(sub):
     path.set_defaults(func=_path, budget=None)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="structfs", description="Sparse linear classifiers optimising "
                                      "F1, Prec@k, PRBEP, ROC-AUC... under a feature budget.")
     parser.add_argument("--version", action="version", version=f"structfs {__version__}")
@@ -737,7 +745,7 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ("train", "path", "predict", "evaluate"):

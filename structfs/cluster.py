@@ -13,6 +13,10 @@ with a RuntimeError naming the block -- never a model from part of the data.
 
 Needs ``dask[distributed]`` (an optional dependency: ``pip install structfs[dask]``).
 """
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -32,7 +36,8 @@ class DaskRowBlocks(RowBlocks):
     ``StructSVM(budget=B).fit(X, y)`` like any matrix; StructSVM wraps a dask array itself.
     """
 
-    def __init__(self, client, blocks, rows, n_features, columns, _compact=False, _passes=None):
+    def __init__(self, client: Any, blocks: list[Any], rows: list[tuple[int, int]], n_features: int,
+                 columns: np.ndarray | None, _compact: bool = False, _passes: list[int] | None = None) -> None:
         self.client, self.blocks, self.rows = client, blocks, rows
         self.n_features = int(n_features)
         self.columns = columns                    # compact -> original indices (None: identity)
@@ -42,12 +47,12 @@ class DaskRowBlocks(RowBlocks):
         self._passes = [0] if _passes is None else _passes
 
     @property
-    def passes(self):
+    def passes(self) -> int:
         """Passes over the data so far (tasks on every block), by this matrix and its compact view."""
         return self._passes[0]
 
     @classmethod
-    def from_shards(cls, path, client):
+    def from_shards(cls, path: Any, client: Any) -> DaskRowBlocks:
         """Each shard of the directory ``path`` becomes a block, loaded into its worker's memory."""
         X = ShardedMatrix(path)                   # validates the directory before any task
         starts = np.cumsum([0] + [s["n_rows"] for s in X.meta["shards"]])
@@ -55,7 +60,7 @@ class DaskRowBlocks(RowBlocks):
         return cls(client, blocks, list(zip(starts[:-1], starts[1:])), X.shape[1], X.occurring_columns())
 
     @classmethod
-    def from_matrix(cls, X, client, n_blocks=None):
+    def from_matrix(cls, X: Any, client: Any, n_blocks: int | None = None) -> DaskRowBlocks:
         """An in-memory sparse or dense X in ``n_blocks`` row blocks (default: one per worker),
         renumbered to its occurring columns and scattered to the workers."""
         X = sp.csr_matrix(X, dtype=np.float64)
@@ -69,7 +74,7 @@ class DaskRowBlocks(RowBlocks):
         return cls(client, blocks, rows, X.shape[1], columns)
 
     @classmethod
-    def from_dask_array(cls, X, client=None):
+    def from_dask_array(cls, X: Any, client: Any = None) -> DaskRowBlocks:
         """Each row chunk of the 2-D dask array ``X`` (NumPy or scipy.sparse chunks) becomes a block,
         computed on the workers of ``client`` (default: the current ``dask.distributed`` client) and
         renumbered there to the columns that occur. The blocks are tasks of X's graph, so Dask
@@ -93,8 +98,8 @@ class DaskRowBlocks(RowBlocks):
                               in zip(X.to_delayed().ravel(), rows)])
         occurring = client.gather([client.submit(_block_occurring, block, pure=False) for block in raw],
                                   errors="raise")
-        columns = sorted_unique(np.concatenate(occurring)) if occurring else np.zeros(0, dtype=np.int64)
-        columns = None if columns.shape[0] == X.shape[1] else columns.astype(np.int64)
+        found = sorted_unique(np.concatenate(occurring)) if occurring else np.zeros(0, dtype=np.int64)
+        columns = None if found.shape[0] == X.shape[1] else found.astype(np.int64)
         if columns is None:
             blocks = raw
         else:                                     # renumbered where the block is; raw blocks are freed
@@ -102,7 +107,7 @@ class DaskRowBlocks(RowBlocks):
             blocks = [client.submit(select_columns, block, shared, pure=False) for block in raw]
         return cls(client, blocks, rows, X.shape[1], columns)
 
-    def _run(self, fn, *per_block):
+    def _run(self, fn: Any, *per_block: Any) -> list[Any]:
         """fn(block, *args_for_that_block) on every block's worker; the results in block order."""
         futures = [self.client.submit(fn, b, *(args[i] for args in per_block), pure=False)
                    for i, b in enumerate(self.blocks)]
@@ -117,39 +122,39 @@ class DaskRowBlocks(RowBlocks):
         return out
 
     # -- the interface of structfs.solvers.data -----------------------------------------------
-    def occurring_columns(self):
+    def occurring_columns(self) -> np.ndarray | None:
         """Original indices of the columns that occur (the blocks' numbering), None when all do."""
         return None if self.compact else self.columns
 
-    def compacted(self):
+    def compacted(self) -> DaskRowBlocks:
         """The view in the blocks' own (compact) numbering, which the products use."""
         if self.compact or self.columns is None:
             return self
         return DaskRowBlocks(self.client, self.blocks, self.rows, self.n_features, self.columns, True, self._passes)
 
-    def rmatvec(self, v):
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
         v = np.asarray(v, dtype=np.float64)
         out = np.zeros(self.n_columns)
         for cols, values in self._run(_block_rmatvec, [v[a:b] for a, b in self.rows]):
             out[cols] += values
         return out
 
-    def matvec(self, w):
+    def matvec(self, w: np.ndarray) -> np.ndarray:
         """X w; only w's nonzeros travel to the workers (w spans every column, the model a few)."""
         w = np.asarray(w, dtype=np.float64)
         nonzero = np.flatnonzero(w)
         return np.concatenate(self._run(_block_matvec, [(nonzero, w[nonzero])] * len(self.blocks)))
 
-    def take_columns(self, cols):
+    def take_columns(self, cols: np.ndarray) -> Any:
         cols = np.asarray(cols, dtype=np.int64)
         parts = self._run(_block_columns, [cols] * len(self.blocks))
         return sp.vstack(parts, format="csc") if parts else sp.csc_matrix((0, cols.shape[0]))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"DaskRowBlocks({self.shape[0]} x {self.shape[1]} in {len(self.blocks)} blocks)"
 
 
-def _default_client(client):
+def _default_client(client: Any) -> Any:
     if client is not None:
         return client
     from distributed import default_client
@@ -161,7 +166,7 @@ def _default_client(client):
                          "(distributed.Client(...)) or pass client=.") from None
 
 
-def _csr_block(part, start, stop):
+def _csr_block(part: Any, start: int, stop: int) -> Any:
     """A dask array chunk (rows start..stop) as float64 CSR, checked."""
     block = sp.csr_matrix(part, dtype=np.float64)
     if not np.isfinite(block.data).all():
@@ -171,27 +176,27 @@ def _csr_block(part, start, stop):
     return block
 
 
-def _block_occurring(block):
+def _block_occurring(block: Any) -> np.ndarray:
     return sorted_unique(block.indices)
 
 
-def _load_shard(path, i):
+def _load_shard(path: str, i: int) -> Any:
     shards = ShardedMatrix(path, True)
     _, indptr, indices, data = shards._load(i)      # checked as on the client, then copied into memory
     return sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
                          shape=(indptr.shape[0] - 1, shards.n_columns))
 
 
-def _block_rmatvec(block, v):
+def _block_rmatvec(block: Any, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     product = np.asarray(block.T @ v).ravel()
     cols = np.flatnonzero(product)
     return cols, product[cols]
 
 
-def _block_matvec(block, weights):
+def _block_matvec(block: Any, weights: Any) -> np.ndarray:
     columns, values = weights
     return np.asarray(block[:, columns] @ values).ravel()
 
 
-def _block_columns(block, cols):
+def _block_columns(block: Any, cols: np.ndarray) -> Any:
     return sp.csr_matrix(block[:, cols])

@@ -23,11 +23,14 @@ every pass), so a copy of the directory (``cp -r``,
 are out of range, is a ValueError naming it. A directory is written under a temporary name beside its
 destination and renamed into place when complete: a failed or interrupted write leaves nothing behind.
 """
+from __future__ import annotations
+
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+from typing import Any, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,7 +47,7 @@ MANIFEST = "manifest.json"
 _PARTS = ("indptr", "indices", "data", "y")
 
 
-def is_shard_directory(path):
+def is_shard_directory(path: Any) -> bool:
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, MANIFEST))
 
 
@@ -57,7 +60,7 @@ class ShardWriter:
     are written to a temporary directory beside ``path``; ``abort()`` removes it.
     """
 
-    def __init__(self, path, n_features=None, dtype=np.float64):
+    def __init__(self, path: Any, n_features: int | None = None, dtype: Any = np.float64) -> None:
         path = os.fspath(path)
         _check_destination(path)
         parent = os.path.dirname(os.path.abspath(path))
@@ -67,14 +70,16 @@ class ShardWriter:
         self.path = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(path))}.", suffix=".tmp", dir=parent)
         os.chmod(self.path, DIR_MODE)              # mkdtemp's 0700 would outlive the rename
         self.n_features, self.dtype = n_features, np.dtype(dtype)
-        self.shards, self.columns, self._pending = [], np.zeros(0, dtype=np.int64), []
-        self.labels = set()
+        self.shards: list[dict[str, Any]] = []
+        self.columns = np.zeros(0, dtype=np.int64)
+        self._pending: list[np.ndarray] = []
+        self.labels: set[Any] = set()
 
-    def _merge_columns(self):
+    def _merge_columns(self) -> None:
         self.columns = sorted_unique(np.concatenate([self.columns] + self._pending))
         self._pending = []
 
-    def append(self, X, y, source=None):
+    def append(self, X: Any, y: Any, source: str | None = None) -> None:
         """Add a row block; ``source`` (e.g. 'file.svm, bytes 0-1000') names it in errors."""
         name = f"shard-{len(self.shards):05d}"
         where = f"{name}" + (f" ({source})" if source else "")
@@ -102,14 +107,14 @@ class ShardWriter:
             np.save(self._file(name, part), values)
         self.shards.append(dict(name=name, n_rows=int(X.shape[0]), nnz=int(X.nnz)))
 
-    def _file(self, name, part):
+    def _file(self, name: str, part: int | str) -> str:
         return os.path.join(self.path, f"{name}.{part}.npy")
 
-    def abort(self):
+    def abort(self) -> None:
         """Remove what this writer wrote (a failed conversion leaves no half directory behind)."""
         shutil.rmtree(self.path, ignore_errors=True)
 
-    def close(self):
+    def close(self) -> ShardedMatrix:
         """Renumber every shard's columns compactly, write the manifest; the ShardedMatrix."""
         if not self.shards:
             raise ValueError("no rows were appended; a shard directory needs at least one row.")
@@ -155,16 +160,16 @@ class ShardWriter:
         return ShardedMatrix(self.path)
 
 
-def _check_destination(path):
+def _check_destination(path: Any) -> None:
     if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
         raise ValueError(f"path {path!r} exists and is not an empty directory; shards are written to a new one.")
 
 
-def _stamp(path):
+def _stamp(path: str) -> dict[str, Any]:
     return dict(size=os.path.getsize(path), sha256=sha256_of_file(path))
 
 
-def write_shards(X, y, path, rows_per_shard=100_000):
+def write_shards(X: Any, y: Any, path: Any, rows_per_shard: int = 100000) -> ShardedMatrix:
     """An in-memory (X, y) as a shard directory of ``rows_per_shard`` rows each; the ShardedMatrix."""
     if isinstance(rows_per_shard, (bool, np.bool_)) or not isinstance(rows_per_shard, (int, np.integer)) \
             or rows_per_shard < 1:
@@ -180,7 +185,8 @@ def write_shards(X, y, path, rows_per_shard=100_000):
         raise
 
 
-def svmlight_to_shards(sources, path, shard_bytes=256 * 2 ** 20, dtype=np.float64):
+def svmlight_to_shards(sources: Any, path: Any, shard_bytes: int = 256 * 2 ** 20,
+                       dtype: Any = np.float64) -> ShardedMatrix:
     """SVMlight/LIBSVM file(s) (1-based indices, as svm_perf) to a shard directory, each file read
     ``shard_bytes`` of whole lines at a time, so a file larger than memory converts in pieces (a
     line longer than that is a piece of its own). Returns the ShardedMatrix."""
@@ -213,7 +219,7 @@ class ShardedMatrix(RowBlocks):
     (with a budget: the unbudgeted problem needs all of X at once).
     """
 
-    def __init__(self, path, _compact=False, _passes=None):
+    def __init__(self, path: Any, _compact: bool = False, _passes: list[int] | None = None) -> None:
         self.path = os.fspath(path)
         manifest_path = os.path.join(self.path, MANIFEST)
         if not os.path.exists(manifest_path):
@@ -231,9 +237,9 @@ class ShardedMatrix(RowBlocks):
         self.shape = (n, self.n_columns if _compact else m)
         self.dtype = np.dtype(self.meta["dtype"])
         self._passes = [0] if _passes is None else _passes     # shared with the compact view
-        self._verified = {}              # file -> (modification time, CRC-32) when its checksum matched
-        self._valid = set()              # shards whose CSR arrays were checked
-        self._compact_view = None
+        self._verified: dict[str, tuple[int, int]] = {}   # file -> (modification time, CRC-32) when it matched
+        self._valid: set[int] = set()    # shards whose CSR arrays were checked
+        self._compact_view: ShardedMatrix | None = None
         starts = np.cumsum([0] + [s["n_rows"] for s in self.meta["shards"]])
         self._rows = list(zip(starts[:-1], starts[1:]))
         for shard in self.meta["shards"]:          # at open, the sizes (cheap); contents on first read
@@ -241,22 +247,22 @@ class ShardedMatrix(RowBlocks):
                 self._check_size(shard["name"], part, shard["files"][part])
 
     @property
-    def passes(self):
+    def passes(self) -> int:
         """Passes over the data so far (by this matrix and its compact view)."""
         return self._passes[0]
 
     @property
-    def nnz(self):
+    def nnz(self) -> int:
         return sum(s["nnz"] for s in self.meta["shards"])
 
     @property
-    def n_shards(self):
+    def n_shards(self) -> int:
         return len(self.meta["shards"])
 
-    def _file(self, name, part):
+    def _file(self, name: str, part: int | str) -> str:
         return os.path.join(self.path, f"{name}.{part}.npy")
 
-    def _check_stamp(self, name, part, stamp):
+    def _check_stamp(self, name: str, part: int | str, stamp: dict[str, Any]) -> None:
         """The file's size on every read; its SHA-256 on the first read by this matrix (and after its
         modification time changed), and on every later read its CRC-32 against the one of the bytes
         that matched: an edit between two passes that keeps the size and the time is found too, at a
@@ -273,7 +279,7 @@ class ShardedMatrix(RowBlocks):
             raise ValueError(f"shard {name!r}: {os.path.basename(path)} changed since the previous pass of this "
                              "fit (its contents differ from those verified); re-create the shard directory.")
 
-    def _check_size(self, name, part, stamp):
+    def _check_size(self, name: str, part: int | str, stamp: dict[str, Any]) -> tuple[str, int]:
         """(path, modification time) of a file whose size is the manifest's."""
         path = self._file(name, part) if part != "columns" else os.path.join(self.path, "columns.npy")
         try:
@@ -285,7 +291,7 @@ class ShardedMatrix(RowBlocks):
                              f"{stamp['size']}: truncated or rewritten since it was written.")
         return path, st.st_mtime_ns
 
-    def _load(self, i):
+    def _load(self, i: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
         """(row range, indptr, indices, data) of shard i, memory-mapped, checked."""
         shard = self.meta["shards"][i]
         name = shard["name"]
@@ -310,28 +316,29 @@ class ShardedMatrix(RowBlocks):
         return self._rows[i], indptr, indices, data
 
     # -- what the solver needs -----------------------------------------------------------------
-    def occurring_columns(self):
+    def occurring_columns(self) -> np.ndarray | None:
         """Sorted original indices of the columns that occur, or None when all do."""
         if self.meta["columns"] is None or self.compact:
             return None
         self._check_stamp("columns", "columns", self.meta["columns"])
         return np.load(os.path.join(self.path, "columns.npy"), allow_pickle=False).astype(np.int64)
 
-    def compacted(self):
+    def compacted(self) -> ShardedMatrix:
         """The same data in the compact column numbering (what the solver works on); one view per
         matrix, so its shards are checked once however often it is asked for (every prediction)."""
         if self.compact or self.meta["columns"] is None:
             return self
         if self._compact_view is None:
-            self._compact_view = ShardedMatrix(self.path, True, self._passes)
-            self._compact_view._verified = self._verified      # the same files: verified once
+            view = self._compact_view = ShardedMatrix(self.path, True, self._passes)
+            view._verified = self._verified      # the same files: verified once
+            return view
         return self._compact_view
 
-    def _require_compact(self):
+    def _require_compact(self) -> None:
         if not self.compact and self.meta["columns"] is not None:
             raise ValueError("this product works on the compact columns; use compacted() (the solver does).")
 
-    def rmatvec(self, v):
+    def rmatvec(self, v: np.ndarray) -> np.ndarray:
         """X' v, one pass over the shards."""
         self._require_compact()
         v = np.ascontiguousarray(v, dtype=np.float64)
@@ -342,7 +349,7 @@ class ShardedMatrix(RowBlocks):
         self._passes[0] += 1
         return out
 
-    def matvec(self, w):
+    def matvec(self, w: np.ndarray) -> np.ndarray:
         """X w (w over the compact columns), one pass."""
         self._require_compact()
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -353,7 +360,7 @@ class ShardedMatrix(RowBlocks):
         self._passes[0] += 1
         return out
 
-    def take_columns(self, cols):
+    def take_columns(self, cols: np.ndarray) -> Any:
         """Columns ``cols`` (compact, sorted) as an in-memory CSC matrix (n x len(cols)), one pass."""
         self._require_compact()
         cols = np.asarray(cols, dtype=np.int64)
@@ -371,7 +378,7 @@ class ShardedMatrix(RowBlocks):
                              shape=(self.shape[0], cols.shape[0]))
 
     @property
-    def y(self):
+    def y(self) -> np.ndarray:
         """The labels stored with the rows (float64)."""
         parts = []
         for shard in self.meta["shards"]:
@@ -382,15 +389,15 @@ class ShardedMatrix(RowBlocks):
             parts.append(y)
         return np.concatenate(parts)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"ShardedMatrix({self.path!r}: {self.shape[0]} x {self.shape[1]}, {self.nnz} nonzeros in "
                 f"{self.n_shards} shards)")
 
 
-def _checked_manifest(meta, where):
+def _checked_manifest(meta: Any, where: str) -> dict[str, Any]:
     """The manifest if its fields have the right types and agree with each other; ValueError naming
     the field otherwise."""
-    def bad(field, why):
+    def bad(field: str, why: str) -> NoReturn:
         raise ValueError(f"{where}: {field} {why}.")
 
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -434,23 +441,23 @@ def _checked_manifest(meta, where):
     return meta
 
 
-def _digest(meta):
+def _digest(meta: dict[str, Any]) -> str:
     """SHA-256 of the manifest's other fields (canonical JSON): an edited manifest is refused."""
     fields = {k: v for k, v in meta.items() if k != "digest"}
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
-def _count(value):
+def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2 ** 63
 
 
-def _valid_stamp(stamp):
+def _valid_stamp(stamp: Any) -> bool:
     return (isinstance(stamp, dict) and _count(stamp.get("size")) and isinstance(stamp.get("sha256"), str)
             and len(stamp["sha256"]) == 64)
 
 
 @njit(cache=True)
-def _valid_csr(indptr, indices, data, n_columns, max_abs):
+def _valid_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_columns: int, max_abs: float) -> bool:
     if indptr[0] != 0 or indptr[-1] != indices.shape[0]:
         return False
     for i in range(indptr.shape[0] - 1):
@@ -463,7 +470,7 @@ def _valid_csr(indptr, indices, data, n_columns, max_abs):
 
 
 @njit(cache=True)
-def _rmatvec_add(indptr, indices, data, v, out):
+def _rmatvec_add(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
     """out += X_block' v: the rows' entries scattered in row order (the same sums, in the same order,
     as the in-memory column loop, so the products agree exactly)."""
     for i in range(indptr.shape[0] - 1):
@@ -474,7 +481,8 @@ def _rmatvec_add(indptr, indices, data, v, out):
 
 
 @njit(cache=True)
-def _gather(indptr, indices, data, position):
+def _gather(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, position: np.ndarray) -> tuple[np.ndarray,
+            np.ndarray, np.ndarray]:
     """(row, new column, value) of the entries whose column has a position >= 0."""
     count = 0
     for p in range(indices.shape[0]):
