@@ -173,11 +173,6 @@ class _MultiLabelMixin:
                 setattr(self, name, getattr(joint, name))
         return self
 
-    @staticmethod
-    def _inputs_of(columns: ArrayLike, n_features: int) -> np.ndarray:
-        """The input features of the joint problem's ``columns`` (column l m + j is feature j)."""
-        return np.unique(np.asarray(columns) % n_features)
-
     def decision_function(self, X: MatrixLike) -> np.ndarray:
         """(n_samples, n_labels) scores; label l is predicted where its score is > 0."""
         check_is_fitted(self)

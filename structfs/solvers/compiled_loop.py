@@ -259,6 +259,14 @@ def _pool_dots(pool: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], K: i
 
 
 @njit(cache=True)
+def _by_coefficients(whole: bool, by_values: bool, K: int, m: int, length: np.ndarray, pass_cost: int) -> bool:
+    """Whether this iteration forms the direction and the Gram row through the planes' nonzero
+    coefficients (their pool, of the K planes' ``length``) and a pass over X (``pass_cost``), rather
+    than their K x m values: always when the solve keeps no values, else where that costs less."""
+    return whole and (not by_values or K * m > length[:K].sum() + pass_cost)
+
+
+@njit(cache=True)
 def _slack(coef: np.ndarray, delta: float, s: np.ndarray) -> float:
     return max(0.0, delta - coef @ s)
 
@@ -384,7 +392,8 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
     # rows can go through the planes' coefficients instead of their values, a pass over X plus the
     # planes' nonzeros (F1's planes are nonzero on the positives and the errors only: 232 of 43,880
     # examples at R8's multi-label optimum) instead of K x m dense products. Each iteration takes the
-    # cheaper; the pool of nonzeros is kept for that in every such solve.
+    # cheaper; the pool of nonzeros is kept for that in every such solve. A solve that keeps no values is
+    # always such a solve (compiled_inner_solve hands over no other), so it always goes through the pool.
     whole = single and lengths[0] == m
     if whole:
         for i in range(m):
@@ -453,17 +462,14 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                     for i in range(lengths[t]):
                         d[positions[t, i]] += mu[t]
             d = np.minimum(d, 1.0)
-        by_coef = whole and (not by_values or K * m > pool[3][:K].sum() + pass_cost)
-        if by_coef:
+        if _by_coefficients(whole, by_values, K, m, pool[3], pass_cost):
             direction = _times_t(indptr, indices, data, dense, _pool_combination(pool, alpha, n))
-        elif by_values:
+        else:
             direction = np.zeros(m)
             for t in range(T):
                 on_group = _combination(values[t], alpha)
                 for i in range(lengths[t]):
                     direction[positions[t, i]] = on_group[i]
-        else:
-            direction = _times_t(indptr, indices, data, dense, _combination(coef_buf, alpha))
         w = direction if single else d * direction
         w_b = bias * (alpha @ coef_sum[:K])
         s = _times(rows, dense, w)
@@ -590,28 +596,26 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         if K == grams.shape[1]:
             grams = _grown_square(grams, 2 * K)
         v = _times_t(indptr, indices, data, dense, cut_coef)
-        by_coef = whole and (not by_values or K * m > pool[3][:K].sum() + pass_cost)
+        by_coef = _by_coefficients(whole, by_values, K, m, pool[3], pass_cost)
         for t in range(T):
             if by_values:
                 v_t = np.zeros(values.shape[2])         # zero past the group's width, as its values
                 for i in range(lengths[t]):
                     v_t[i] = v[positions[t, i]]
-                if by_coef:                             # coef_k . X X' coef (see `whole`)
-                    row = _pool_dots(pool, K, _times(rows, dense, v))
-                elif values.shape[2] >= 64:             # BLAS for wide groups (unbudgeted: K x m)
-                    row = values[t, :K] @ v_t
-                else:                                   # a call per small group costs more than its sums
-                    row = np.zeros(K)
-                    for k in range(K):
-                        acc = 0.0
-                        for i in range(lengths[t]):
-                            acc += values[t, k, i] * v_t[i]
-                        row[k] = acc
-                values[t, K] = v_t
+                values[t, K] = v_t                      # row K: the Gram row below reads rows :K
             else:
                 v_t = v
-                row = _pool_dots(pool, K, _times(rows, dense, v)) if by_coef else \
-                    coef_buf[:K] @ _times(rows, dense, v)
+            if by_coef:                                 # coef_k . X X' coef (see `whole`)
+                row = _pool_dots(pool, K, _times(rows, dense, v))
+            elif values.shape[2] >= 64:                 # BLAS for wide groups (unbudgeted: K x m)
+                row = values[t, :K] @ v_t
+            else:                                       # a call per small group costs more than its sums
+                row = np.zeros(K)
+                for k in range(K):
+                    acc = 0.0
+                    for i in range(lengths[t]):
+                        acc += values[t, k, i] * v_t[i]
+                    row[k] = acc
             grams[t, K, :K] = row
             grams[t, :K, K] = row
             grams[t, K, K] = v_t @ v_t
