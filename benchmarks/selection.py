@@ -39,7 +39,7 @@ from structfs.model_selection._results import path_smoothed_scores
 
 def test_paths(cv, X, y, n_train, table):
     """For each (C, budget) cell of ``table``: test scores and feature counts along its full-data path."""
-    scoring = cv._path_scoring(np.unique(y))
+    scoring = cv._path_scoring(cv._problem(), np.unique(y))
     out = {}
     fold = Fold(np.arange(n_train), np.arange(n_train, X.shape[0]), None, float(cv.bias))
     for C, B in dict.fromkeys(zip(table["C"], table["budget"])):
@@ -82,7 +82,8 @@ def collect_mil(args, out):
             rows = []
             for factor in args.sigma_factors or SIGMA_FACTORS:
                 sigma = emb.sigma_ * factor
-                table = cv._search(np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds, columns=columns)
+                table = cv._search(cv._problem(), np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds,
+                                   columns=columns)
                 paths = test_paths(cv, np.exp(-D_all / (2 * sigma ** 2)), y_all, len(tr), table)
                 rows += rows_of(table, paths, factor)
             rec = dict(kind="mil", data=name, split=split, baselines={"MILES+L1": base}, rows=rows,
@@ -102,7 +103,7 @@ def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
     cv = StructSVMCV(loss="f1", halving_factor=None, threshold="learned", **cv_params)
     classes = np.unique(ytr)
     folds = cv._folds(ytr)
-    table = cv._search(Xtr, ytr, classes, folds)
+    table = cv._search(cv._problem(), Xtr, ytr, classes, folds)
     paths = test_paths(cv, sp.vstack([Xtr, Xte]).tocsr(), np.concatenate([ytr, yte]), Xtr.shape[0], table)
     rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths),
                seconds=time.perf_counter() - t0, **key)

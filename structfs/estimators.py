@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 from . import _defaults
 from ._interrupt import interrupts_allowed
 from ._validation import MAX_ABS_VALUE, MatrixLike, check_magnitude, is_dask_array, keeps_state_on_failure
-from .losses import Loss, get_loss, on_rows
+from .losses import Loss, on_rows
 from .losses.weighted import check_frequency_weights
-from .solvers import Solver, penalty_for
+from .problem import Problem, problem_of
 from .solvers.data import is_row_blocks
 from .solvers.interactions import check_pair_scoring, expand, pair_products, split_weights
 
@@ -371,24 +371,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.pos_label = pos_label
         self.verbose = verbose
 
-    def _resolve(self) -> Loss:
-        """What fit needs from the parameters (here the loss object), after the rules that tie them
-        together (each parameter alone is checked by ``_parameter_constraints``)."""
-        if self.refit is not None and self.budget is None:
-            raise ValueError("refit debiases a budgeted model and needs a budget; set budget=B or refit=None.")
-        if self.max_features is not None and self.budget is None:
-            raise ValueError("max_features needs a budget: set budget=B (budget=1 selects features one "
-                             "at a time, like an L1 penalty), or leave max_features=None.")
-        if self.groups is not None and self.budget is None:
-            raise ValueError("groups needs a budget: the budget counts groups (budget=B keeps at most B groups "
-                             "in each generated group); set budget=B or groups=None.")
-        if self.interactions and self.budget is None:
-            raise ValueError("interactions=True needs a budget: the products of all pairs of features are never "
-                             "formed, only the budget's best ones at a time; set budget=B.")
-        if self.interactions and self.groups is not None:
-            raise ValueError("interactions=True does not combine with groups (a product of two features belongs to no "
-                             "one group); set groups=None or interactions=False.")
-        return get_loss(self.loss, **(self.loss_params or {}))
+    def _problem(self) -> Problem:
+        """What fit solves, from the parameters (:func:`~structfs.problem.problem_of`, which holds the rules
+        that tie them together; each parameter alone is checked by ``_parameter_constraints``)."""
+        return problem_of(self.get_params(deep=False))
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
@@ -408,32 +394,32 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         examples and averaged over the queries -- mean ROC area, mean average precision, the retrieval
         measures (see :class:`structfs.losses.PerQuery`). One intercept serves every query, so losses
         that set the model's cut at an operating point do not take ``qid``."""
-        loss = self._resolve()
-        C, bias = float(self.C), float(self.bias)
-        X, y, weights, queries, groups = self._checked_data(X, y, sample_weight, qid, loss)
-        positive = positive_class(self.classes_, self.pos_label)
+        problem = self._problem()
+        loss, C, bias = problem.loss, problem.C, problem.bias
+        X, y, weights, queries, groups = self._checked_data(X, y, sample_weight, qid, problem)
+        positive = positive_class(self.classes_, problem.pos_label)
         # the loss measures the positive class; the fitted model keeps scikit-learn's orientation
         # (decision_function > 0 predicts classes_[1]), so its signs flip where the positive class is classes_[0]
         sign = 1.0 if positive == self.classes_[1] else -1.0
         fit_loss = on_rows(loss, weights, queries)
         y_pm = fit_loss.validate(np.where(y == positive, 1.0, -1.0))
-        data, inputs = expand(X) if self.interactions else (X, None)
+        data, inputs = expand(X) if problem.interactions else (X, None)
         if loss.ranks_only:                  # fitted as a ranking, cut below at the operating point
             bias = 0.0
-        path = self._solver().path(data, y_pm, fit_loss, C, penalty_for(self.budget, groups), bias)
+        path = problem.solver.path(data, y_pm, fit_loss, C, problem.penalty(groups), bias)
         for _ in path:
             pass
         result = path.result()
-        if self.refit is not None:
-            result = path.debiased(result, float(self.refit))
+        if problem.refit is not None:
+            result = path.debiased(result, problem.refit)
         self.loss_ = loss
-        self._set_weights(result, sign, bias, groups, inputs, data, X.shape[1])
+        self._set_weights(result, sign, bias, groups, problem.interactions, inputs, data, X.shape[1])
         if loss.ranks_only:
             self.intercept_ = np.array([-sign * fit_loss.best_cut(y_pm, sign * self.decision_function(X))])
-        self._set_certificate(result, C)
+        self._set_certificate(result, problem)
         return self
 
-    def _checked_data(self, X: Any, y: Any, sample_weight: Any, qid: Any, loss: Loss) -> tuple[Any, np.ndarray,
+    def _checked_data(self, X: Any, y: Any, sample_weight: Any, qid: Any, problem: Problem) -> tuple[Any, np.ndarray,
                       np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """X, y, the weights, query ids and groups checked for a fit (``classes_`` set), before any work."""
         X = _row_blocks_of_dask(X)
@@ -457,12 +443,12 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported; y has {self.classes_.shape[0]} "
                              "classes. Wrap it as OneVsRestClassifier(StructSVM(...)) or use "
                              "structfs.OneVsRestStructSVM for more than two classes.")
-        weights = check_sample_weight(sample_weight, X.shape[0], loss)
-        queries = check_query_ids(qid, X.shape[0], loss, weights)
+        weights = check_sample_weight(sample_weight, X.shape[0], problem.loss)
+        queries = check_query_ids(qid, X.shape[0], problem.loss, weights)
         if weights is not None:
             check_weighted_classes(weights, y, self.classes_)
-        groups = check_groups(self.groups, X.shape[1])
-        if self.interactions:
+        groups = check_groups(problem.groups, X.shape[1])
+        if problem.interactions:
             check_pair_scoring(X)
             if X.shape[1] < 2:
                 raise ValueError(f"interactions=True needs at least two features to pair; X has {X.shape[1]}.")
@@ -472,18 +458,19 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                 "squares the products x_j x_k)")
         return X, y, weights, queries, groups
 
-    def _set_weights(self, result: Any, sign: float, bias: float, groups: np.ndarray | None, inputs: Any, data: Any,
-                     n_features: int) -> None:
-        """The fitted weights from the solver's ``result`` (its signs flipped by ``sign``)."""
+    def _set_weights(self, result: Any, sign: float, bias: float, groups: np.ndarray | None, interactions: bool,
+                     inputs: Any, data: Any, n_features: int) -> None:
+        """The fitted weights from the solver's ``result`` (its signs flipped by ``sign``); with
+        ``interactions``, of the expansion ``data`` of X's columns ``inputs``."""
         pairs = None
-        if self.interactions:
+        if interactions:
             cols, values = nonzero_weights(result.w)
             w, *pairs = split_weights(cols, sign * values, inputs, n_features, data.n_inputs)
         else:
             w = sign * result.w if sign < 0 else result.w
         set_fitted_weights(self, w, sign * bias * result.w_b, self.classes_, n_features, pairs, groups)
 
-    def _set_certificate(self, result: Any, C: float) -> None:
+    def _set_certificate(self, result: Any, problem: Problem) -> None:
         """objective_, lower_bound_, gap_, the iteration counts and converged_; the warnings of a certificate
         that does not hold and of the zero model."""
         self.objective_ = result.objective
@@ -494,9 +481,10 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.stop_ = result.stop
         self.history_ = result.history
         # converged_ is the certificate, nothing less: the gap within C tol (tol as svm_perf's -e)
-        allowed = C * float(self.tol)
+        C = problem.C
+        allowed = C * problem.solver.tol
         self.converged_ = bool(result.converged and -1e-9 * abs(self.objective_) <= self.gap_ <= allowed * (1 + 1e-9))
-        trusted_stop = result.stop in ("optimal", "gap") and self.refit is None   # a debiased model is no optimum
+        trusted_stop = result.stop in ("optimal", "gap") and problem.refit is None   # a debiased model is no optimum
         false_bound = self.gap_ < -1e-9 * abs(self.objective_)
         if false_bound or (trusted_stop and self.gap_ > 10 * allowed):
             warnings.warn(f"The fit's certificate does not hold: objective {self.objective_:.6g}, lower bound "
@@ -516,12 +504,6 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                           "without true positives) at the slack of w = 0, whatever C; the ranking loss "
                           "loss='auc' rarely has this trivial optimum (StructSVMCV falls back to it).",
                           NoFeaturesWarning, stacklevel=5)
-
-    def _solver(self) -> Solver:
-        """The solver with this estimator's settings (validated)."""
-        return Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
-                      max_features=self.max_features, outer_tol=self.outer_tol, master_solver=self.master_solver,
-                      verbose=self.verbose)
 
     def _check_row_blocks(self, X: Any, y: Any) -> np.ndarray:
         """y checked against row-block data (which validated itself when opened); n_features_in_ set.
@@ -643,7 +625,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
 
         return clone(self.estimator)
 
-    def _resolve(self) -> Any:
+    def _problem(self) -> Any:
         """The binary estimator, its parameters checked."""
         return check_parameters(self.binary_estimator())
 
@@ -673,7 +655,7 @@ class OneVsRestStructSVM(ClassifierMixin, BaseEstimator):
             warnings.warn(f"OneVsRestStructSVM({named}) is deprecated and will "
                           "be removed: pass OneVsRestStructSVM(estimator=StructSVM(...)) instead.", FutureWarning,
                           stacklevel=4)
-        probe = self._resolve()                       # bad parameters fail before any fit starts
+        probe = self._problem()                       # bad parameters fail before any fit starts
         n_folds = getattr(probe, "cv", None)
         if isinstance(n_folds, Integral) and not isinstance(n_folds, bool):
             # a cross-validated estimator's folds need every class in each
@@ -807,8 +789,8 @@ def check_parameters(estimator: BaseEstimator) -> BaseEstimator:
     meta-estimators); ``fit`` runs the same checks itself. Returns the estimator."""
     if isinstance(estimator, BaseEstimator) and hasattr(estimator, "_parameter_constraints"):
         estimator._validate_params()
-    if hasattr(estimator, "_resolve"):
-        estimator._resolve()
+    if hasattr(estimator, "_problem"):
+        estimator._problem()
     return estimator
 
 

@@ -1,6 +1,6 @@
 """StructSVMCV: the path it scores is the solver's, its choice is refitted, bad input fails first."""
 import warnings
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import numpy as np
 import pytest
@@ -257,7 +257,7 @@ def test_survivors_continue_their_paths_as_a_restarted_path_would():
         np.testing.assert_array_equal(serial[key], parallel[key])
     cv = StructSVMCV(max_outer=9, n_iter_no_change=None)
     train, test = cv._folds(y)[0]
-    scoring = cv._path_scoring(np.array([0, 1]))
+    scoring = cv._path_scoring(cv._problem(), np.array([0, 1]))
     fold = Fold(train, test, None, 1.0)
     paused = FoldPath(X, y, fold, 30.0, 2, scoring)
     first = paused.advance(3)
@@ -277,7 +277,7 @@ def test_warm_started_unbudgeted_fits_reach_the_same_certified_optimum():
     X, y = _data(n=200, m=30, seed=5)
     cv = StructSVMCV()
     train, test = cv._folds(y)[0]
-    scoring = cv._path_scoring(np.array([0, 1]))
+    scoring = cv._path_scoring(cv._problem(), np.array([0, 1]))
     fold = Fold(train, test, None, 1.0)
     Cs = [300.0, 3.0, 30.0]
     cold = [fold_path(X, y, fold, C, None, scoring) for C in Cs]
@@ -482,7 +482,7 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     assert cv.intercept_[0] != 0.0                  # the AUC refit's own intercept is 0: it was moved
     # its candidates are the AUC search's, each cut at its fold's best training cut and scored by F1
     ref = StructSVMCV(loss="auc", scoring="f1")
-    table = ref._search(X, y, np.unique(y), ref._folds(y), threshold_loss=get_loss("f1"))
+    table = ref._search(ref._problem(), X, y, np.unique(y), ref._folds(y), threshold_loss=get_loss("f1"))
     assert np.allclose(cv.cv_results_["mean_test_score"], np.mean(table["scores"], axis=1), equal_nan=True)
     X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
     with warnings.catch_warnings():
@@ -624,6 +624,35 @@ def test_a_search_validates_its_parameters_and_data_once(monkeypatch):
     X, y = _data(seed=13)
     StructSVMCV(Cs=[1.0, 10.0], budgets=[2], max_outer=3).fit(X, y)
     assert calls == {"params": 1, "magnitude": 1}
+
+
+def test_a_search_builds_its_problem_once(monkeypatch):
+    """The search's problem (loss, grids, scorer, the fold fits' solver) is built once per fit and handed
+    down; the refitted StructSVM builds its own once, from the search's choice."""
+    import structfs.estimators
+    import structfs.model_selection._search as search_module
+
+    built = {"search": 0, "refit": 0}
+    search_problem, problem_of = search_module.search_problem, structfs.estimators.problem_of
+
+    def counted_search(params):
+        built["search"] += 1
+        return search_problem(params)
+
+    def counted_refit(params):
+        built["refit"] += 1
+        return problem_of(params)
+
+    monkeypatch.setattr(search_module, "search_problem", counted_search)
+    monkeypatch.setattr(structfs.estimators, "problem_of", counted_refit)
+    X, y = _data(seed=13)
+    cv = StructSVMCV(Cs=[1.0, 10.0], budgets=[2, None], max_outer=3, tol=0.05).fit(X, y)
+    assert built == {"search": 1, "refit": 1}
+    problem = cv._problem()
+    assert (problem.solver.tol, problem.solver.max_outer, problem.Cs, problem.budgets) == (0.05, 3, [1.0, 10.0],
+                                                                                          [2, None])
+    with pytest.raises(FrozenInstanceError):
+        problem.Cs = [1.0]
 
 
 @pytest.mark.parametrize("cls", ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "MILESClassifier",

@@ -26,7 +26,7 @@ from sklearn.utils.validation import validate_data
 
 from .. import _defaults
 from .._interrupt import check_interrupt, interruptible
-from .._validation import MatrixLike, check_magnitude, check_positive_float, keeps_state_on_failure
+from .._validation import MatrixLike, check_magnitude, keeps_state_on_failure
 from ..estimators import (
     LinearBinaryMixin,
     NoFeaturesWarning,
@@ -38,18 +38,9 @@ from ..estimators import (
     positive_class,
 )
 from ..losses import Loss, get_loss, on_rows
-from ..solvers import Solver
 from ..solvers.interactions import check_pair_scoring
 from ._data import MatrixData, SearchData
-from ._grid import (
-    DEFAULT_C_PER_SAMPLE,
-    check_budget,
-    check_grid,
-    data_bias,
-    default_budgets,
-    grid_unit,
-    squared_norms,
-)
+from ._grid import data_bias, grid_unit, squared_norms
 from ._path import (
     Fold,
     FoldData,
@@ -65,6 +56,7 @@ from ._path import (
     take_rows,
     unbudgeted_chain,
 )
+from ._problem import SearchProblem, search_problem
 from ._results import (
     C_PATIENCE,
     Table,
@@ -353,32 +345,20 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                          max_features=self.max_features, master_solver=self.master_solver, pos_label=self.pos_label,
                          **params)
 
-    def _resolve(self) -> tuple[Loss, list[float], list[int | None], Callable[..., float]]:
-        """(loss, Cs, budgets, scorer) from the parameters, after the rules that tie them together and
-        the checks of the grids' values (each parameter alone is checked by ``_parameter_constraints``)."""
-        Cs = check_grid(DEFAULT_C_PER_SAMPLE if self.Cs is None else self.Cs, "Cs", check_positive_float)
-        default = default_budgets(self.max_features)
-        budgets = check_grid(default if self.budgets is None else self.budgets, "budgets", check_budget)
-        if self.max_features is not None and None in budgets:
-            raise ValueError("budgets contains None (no budget) but max_features needs a budget; drop None "
-                             "or set max_features=None.")
-        if self.n_jobs == 0 or isinstance(self.n_jobs, (bool, np.bool_)):
-            raise ValueError(f"n_jobs must be None or a nonzero integer (-1: every core), got {self.n_jobs!r}.")
-        loss = get_loss(self.loss, **(self.loss_params or {}))
-        return loss, Cs, budgets, check_scoring(self.scoring, loss, self.pos_label)
+    def _problem(self) -> SearchProblem:
+        """What the search solves, from the parameters (:func:`search_problem`, which holds the rules that
+        tie them together; each parameter alone is checked by ``_parameter_constraints``)."""
+        return search_problem(self.get_params(deep=False))
 
-    def _path_scoring(self, classes: np.ndarray, *, threshold_loss: Loss | None = None, cut_X: Any = None,
-                      per_query: bool = False) -> PathScoring:
+    def _path_scoring(self, problem: SearchProblem, classes: np.ndarray, *, threshold_loss: Loss | None = None,
+                      cut_X: Any = None, per_query: bool = False) -> PathScoring:
         """How this search fits and scores each fold's path (:class:`PathScoring`, for :func:`fold_path`):
         its loss, measure, solver settings, debiasing and early stop (``per_query``: a search over query
         ids, whose measure has no one cut to choose)."""
-        loss, _, _, scorer = self._resolve()
-        solver = Solver(tol=float(self.tol), max_iter=self.max_iter, max_outer=self.max_outer,
-                        max_features=self.max_features, master_solver=self.master_solver)
-        groups = None if self.groups is None else np.asarray(self.groups)
+        loss = problem.loss
         keep_decisions = self.threshold == "cv" and loss.is_contingency and threshold_loss is None and not per_query
-        return PathScoring(classes, loss, scorer, solver, self.debias, self.n_iter_no_change, threshold_loss, cut_X,
-                           groups, bool(self.interactions), keep_decisions)
+        return PathScoring(classes, loss, problem.scorer, problem.solver, self.debias, self.n_iter_no_change,
+                           threshold_loss, cut_X, problem.groups, bool(self.interactions), keep_decisions)
 
     def _scales_to_data(self) -> bool:
         """Whether the default grid's C and the bias feature follow the data's scale (``scale_C``)."""
@@ -404,16 +384,16 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                                  "lower cv or pass a splitter.")
         return list(check_cv(self.cv, y, classifier=True).split(np.zeros((len(y), 1)), y))
 
-    # Over 8 parameters: beside the data and the folds, the rows' weights and query ids, and the data source's
-    # per-fold columns and cut (SearchData), keywords all.
-    def _search(self, X: Any, y: np.ndarray, classes: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]], *,
+    # Over 8 parameters: beside the problem, the data and the folds, the rows' weights and query ids, and the
+    # data source's per-fold columns and cut (SearchData), keywords all.
+    def _search(self, problem: SearchProblem, X: Any, y: np.ndarray, classes: np.ndarray,
+                folds: list[tuple[np.ndarray, np.ndarray]], *,
                 columns: list[np.ndarray] | None = None, threshold_loss: Loss | None = None, cut_X: Any = None,
                 sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Table:
         """The per-candidate table over this estimator's grid on given folds (``columns[f]``
         restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`;
         ``sample_weight``, ``qid``: checked weights or query ids of the rows, or None)."""
-
-        loss, Cs, budgets, _ = self._resolve()
+        loss, Cs, budgets = problem.loss, problem.Cs, problem.budgets
         positive = positive_class(np.asarray(classes), self.pos_label)
         classes = np.array([c for c in classes if c != positive] + [positive])     # the fold models measure it
         bias = 0.0 if loss.ranks_only else float(self.bias)      # as StructSVM fits such a loss
@@ -438,7 +418,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                            None if w is None else w[train], None if w is None else w[test],
                            None if qid is None else qid[train], None if qid is None else qid[test])
                       for f, (train, test) in enumerate(folds)]
-        scoring = self._path_scoring(classes, threshold_loss=threshold_loss, cut_X=cut_X, per_query=qid is not None)
+        scoring = self._path_scoring(problem, classes, threshold_loss=threshold_loss, cut_X=cut_X,
+                                     per_query=qid is not None)
         tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
         table_cells = [(C * unit, B) for C, B in cells]
         memo: dict[Any, Any] = {}      # the cuts by CV of path points already rescored (rescore_at_cv_cuts)
@@ -642,7 +623,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         (see :meth:`StructSVM.fit`). ``qid``: each example's query id; the folds then split by query,
         every fit and validation score takes the loss averaged over queries, and the model keeps the
         cut it learned (one cut cannot be each query's best)."""
-        loss = self._resolve()[0]
+        problem = self._problem()
+        loss = problem.loss
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                              ensure_all_finite=True)
         weights = check_sample_weight(sample_weight, X.shape[0], loss)
@@ -666,7 +648,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         labels = np.asarray(y)
         if weights is not None:
             check_weighted_classes(weights, labels, classes)
-        return self._fit_on(MatrixData(X), labels, self._folds(labels, queries), weights, queries)
+        return self._fit_on(problem, MatrixData(X), labels, self._folds(labels, queries), weights, queries)
 
     @keeps_state_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
@@ -674,25 +656,26 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         """Cross-validate the grid on the versions of a :class:`SearchData` source's matrix (chosen as C
         is, reported as ``param_<name>`` in ``cv_results_``) with its columns per fold, then fit the best
         candidate on all the rows of its version. MILESClassifier searches its kernel widths so."""
-        self._resolve()                         # bad parameters fail before any work
+        problem = self._problem()               # bad parameters fail before any work
         labels = np.asarray(y)
         check_classification_targets(labels)
         classes = np.unique(labels)
         if classes.shape[0] != 2:
             raise ValueError(f"y must hold examples of two classes; it has {classes.shape[0]}.")
-        return self._fit_on(data, labels, self._folds(labels))
+        return self._fit_on(problem, data, labels, self._folds(labels))
 
-    def _fit_on(self, data: SearchData, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
-                sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Self:
+    def _fit_on(self, problem: SearchProblem, data: SearchData, y: np.ndarray,
+                folds: list[tuple[np.ndarray, np.ndarray]], sample_weight: np.ndarray | None = None,
+                qid: np.ndarray | None = None) -> Self:
         """Search on ``data``'s versions over ``folds`` and refit; the fitted attributes (the fallback's,
         ``loss_`` among them, where it took over) on this estimator."""
-        fitted = self._search_and_refit(data, y, folds, sample_weight, qid)
+        fitted = self._search_and_refit(problem, data, y, folds, sample_weight, qid)
         for name, value in vars(fitted).items():
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
         return self
 
-    def _search_data(self, data: SearchData, y: np.ndarray, classes: np.ndarray,
+    def _search_data(self, problem: SearchProblem, data: SearchData, y: np.ndarray, classes: np.ndarray,
                      folds: list[tuple[np.ndarray, np.ndarray]], threshold_loss: Loss | None = None,
                      sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Table:
         """The candidate table of every version of ``data`` (see :meth:`_search`), joined: candidate i was
@@ -701,16 +684,17 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         tables = []
         for index, setting in enumerate(data.settings):
             cut_X = None if threshold_loss is None else data.cut_X(setting)
-            table = self._search(data.X(setting), y, classes, folds, columns=columns, threshold_loss=threshold_loss,
-                                 cut_X=cut_X, sample_weight=sample_weight, qid=qid)
+            table = self._search(problem, data.X(setting), y, classes, folds, columns=columns,
+                                 threshold_loss=threshold_loss, cut_X=cut_X, sample_weight=sample_weight, qid=qid)
             table["setting"] = [index] * len(table["C"])
             tables.append(table)
         joined = {k: sum((t[k] for t in tables), []) if isinstance(v, list) else v for k, v in tables[0].items()}
         joined["settings"] = tuple(data.settings)
         return joined
 
-    def _search_and_refit(self, data: SearchData, y: np.ndarray, folds: list[tuple[np.ndarray, np.ndarray]],
-                          sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> StructSVMCV:
+    def _search_and_refit(self, problem: SearchProblem, data: SearchData, y: np.ndarray,
+                          folds: list[tuple[np.ndarray, np.ndarray]], sample_weight: np.ndarray | None = None,
+                          qid: np.ndarray | None = None) -> StructSVMCV:
         """Search, refit the best candidate, and fall back to a ranking loss where the loss gives the zero
         model; returns the fitted estimator (this one, or the fallback copy). ``sample_weight``, ``qid``:
         the rows' checked weights or query ids, or None.
@@ -726,26 +710,26 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         every model of that search has its intercept moved to the best cut of this estimator's loss's
         measure on its training scores (``threshold_loss``, for a contingency loss).
         """
-        loss = self._resolve()[0]
+        loss = problem.loss
         classes = np.unique(y)
 
-        def search(estimator: StructSVMCV, threshold_loss: Loss | None) -> Table:
-            return estimator._search_data(data, y, classes, folds, threshold_loss, sample_weight, qid)
+        def search(estimator: StructSVMCV, its_problem: SearchProblem, threshold_loss: Loss | None) -> Table:
+            return estimator._search_data(its_problem, data, y, classes, folds, threshold_loss, sample_weight, qid)
 
         if loss.ranks_only and self.scoring is None:
-            return self._best_training_loss(search, data, y, loss, sample_weight)
+            return self._best_training_loss(search, problem, data, y, sample_weight)
         can_fall_back = loss.name != FALLBACK_LOSS
-        table = search(self, None)
+        table = search(self, problem, None)
         if np.any(table["n_features"]):
             with warnings.catch_warnings():
                 if can_fall_back:                 # a featureless model falls back below rather than warn
                     warnings.simplefilter("ignore", NoFeaturesWarning)
-                self._refit_best(data, y, table, sample_weight=sample_weight, qid=qid)
+                self._refit_best(problem, data, y, table, sample_weight=sample_weight, qid=qid)
             if self.selected_features_.size > 0 or not can_fall_back:
                 return self
             what = "The model refitted on all the data was the zero model"
         elif not can_fall_back:
-            return self._refit_best(data, y, table, sample_weight=sample_weight, qid=qid)  # it warns
+            return self._refit_best(problem, data, y, table, sample_weight=sample_weight, qid=qid)  # it warns
         else:
             what = "Every candidate of the search was the zero model"
         warnings.warn(f"{what}: on these data the {loss.name!r} loss's structural SVM has its optimum at w = 0. "
@@ -753,13 +737,16 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                       "optimum), scored by the same measure, each model's threshold the best cut of the measure "
                       "on its training scores; loss_ is the loss of the returned model.", UserWarning, stacklevel=6)
         fallback = clone(self).set_params(loss=FALLBACK_LOSS, loss_params=None,
-                                          scoring=check_scoring(self.scoring, loss, self.pos_label))
+                                          scoring=problem.scorer)
+        fallback_problem = fallback._problem()
         threshold_loss = loss if loss.is_contingency and qid is None else None
-        table = search(fallback, threshold_loss)
-        return fallback._refit_best(data, y, table, threshold_loss, sample_weight=sample_weight, qid=qid)
+        table = search(fallback, fallback_problem, threshold_loss)
+        return fallback._refit_best(fallback_problem, data, y, table, threshold_loss, sample_weight=sample_weight,
+                                    qid=qid)
 
-    def _best_training_loss(self, search: Callable[[StructSVMCV, Loss | None], Table], data: SearchData, y: np.ndarray,
-                            loss: Loss, sample_weight: np.ndarray | None = None) -> StructSVMCV:
+    def _best_training_loss(self, search: Callable[[StructSVMCV, SearchProblem, Loss | None], Table],
+                            problem: SearchProblem, data: SearchData, y: np.ndarray,
+                            sample_weight: np.ndarray | None = None) -> StructSVMCV:
         """An operating-point ``loss``: search with it and with ``SURROGATE_LOSS`` as the training loss,
         both scored by the operating point's measure on the same folds, and return the refitted model
         whose search scored higher (``loss_`` says which), cut at its out-of-fold operating point.
@@ -768,15 +755,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         rate, and on text it learns a worse ranking than F1 does (R8, precision at recall 0.9: 69.9
         against 90.0 for the F1 model cut at the operating point); which training loss ranks better is
         a choice for the data, so it is made like C's, by the measure the user asked for."""
-        own = search(self, None)
+        loss = problem.loss
+        own = search(self, problem, None)
         surrogate = clone(self).set_params(loss=SURROGATE_LOSS, loss_params=None,
                                            scoring=check_scoring(None, loss, self.pos_label))
-        other = search(surrogate, None)
+        surrogate_problem = surrogate._problem()
+        other = search(surrogate, surrogate_problem, None)
         # compared by their chosen candidates' scores (_refit_best's best_score_), so that only the winner
         # is refitted
         if _chosen_score(other) > _chosen_score(own):
-            return surrogate._refit_best(data, y, other, operating_point=loss, sample_weight=sample_weight)
-        return self._refit_best(data, y, own, sample_weight=sample_weight)
+            return surrogate._refit_best(surrogate_problem, data, y, other, operating_point=loss,
+                                         sample_weight=sample_weight)
+        return self._refit_best(problem, data, y, own, sample_weight=sample_weight)
 
     def score(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
               qid: ArrayLike | None = None) -> float:
@@ -793,7 +783,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         weights = check_sample_weight(sample_weight, n, self.loss_)
         return score_on(scorer, self, X, y, weights, check_query_ids(qid, n, self.loss_, weights))
 
-    def _refit_best(self, data: SearchData, y: np.ndarray, table: Table, threshold_loss: Loss | None = None,
+    def _refit_best(self, problem: SearchProblem, data: SearchData, y: np.ndarray, table: Table,
+                    threshold_loss: Loss | None = None,
                     operating_point: Loss | None = None, sample_weight: np.ndarray | None = None,
                     qid: np.ndarray | None = None) -> StructSVMCV:
         """Set the cross-validation results from ``table`` and fit its best candidate on its version of
@@ -820,7 +811,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
         sign = 1.0 if positive == self.estimator_.classes_[1] else -1.0     # the refitted model's orientation
         self.threshold_ = 0.0
-        loss = self._resolve()[0]
+        loss = problem.loss
         point = operating_point or (loss if loss.ranks_only else None)
         if threshold_loss is not None:
             cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)

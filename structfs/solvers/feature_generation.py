@@ -387,8 +387,7 @@ class SolverPath:
         if selected.size == 0:
             return result
         X_selected = take_columns(self.X, selected)     # in memory, whether X is or not
-        refit_solver = Solver(tol=self.solver.tol, max_iter=self.solver.max_iter, max_outer=self.solver.max_outer,
-                              verbose=self.solver.verbose)
+        refit_solver = replace(self.solver, max_features=None, outer_tol=None)     # unbudgeted: no cap, no stall
         sub = refit_solver.solve(X_selected, self.y, self.loss, refit_C, penalty_for(None), self.bias)
         scores = matvec(X_selected, sub.w) + self.bias * sub.w_b
         coef, delta = self.loss.oracle(self.y, scores)
