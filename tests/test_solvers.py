@@ -238,6 +238,53 @@ def test_smo_fallback_agrees_with_active_set(seed):
     assert gap <= 1e-12 and f(x_smo) == pytest.approx(f(x_as), abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_master_from_the_carried_face_equals_a_fresh_one(seed):
+    """The compiled loop carries the factorised face of one master to the next, which has one plane more
+    (and, where planes aged out, fewer): the answer is the fresh solve's, singular faces included
+    (rank-deficient Gram matrices, as affinely dependent planes give)."""
+    from structfs.solvers.simplex_qp import active_set_from, without_coordinate
+
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(3, 60))
+    A = rng.normal(size=(K + 1, max(1, K // int(rng.integers(1, 4)))))
+    Q_all, b_all = A @ A.T * 100, rng.uniform(0, 10, K + 1)
+
+    def f(Q, b, x):
+        return 0.5 * x[:-1] @ Q @ x[:-1] - b @ x[:-1]
+
+    x = np.zeros(K + 1)
+    x[K] = 1.0
+    _, _, face, H, have = active_set_from(Q_all[:K, :K], b_all[:K], x, 1e-12, 4 * K + 20, np.zeros(0, np.int64),
+                                          np.zeros((0, 0)), False)
+    assert have                      # a nonsingular final face
+    # the next master: one plane more (the slack's index moves from K to K + 1)
+    face = np.where(face == K, K + 1, face)
+    x_next = np.append(np.append(x[:K], 0.0), x[K])
+    fresh = x_next.copy()
+    active_set_from(Q_all, b_all, fresh, 1e-12, 4 * K + 24, np.zeros(0, np.int64), np.zeros((0, 0)), False)
+    carried = x_next.copy()
+    steps, gap, face, H, have = active_set_from(Q_all, b_all, carried, 1e-12, 4 * K + 24, face, H, have)
+    assert np.isfinite(gap) and carried.min() >= 0 and carried.sum() == pytest.approx(1.0)
+    assert f(Q_all, b_all, carried) == pytest.approx(f(Q_all, b_all, fresh), rel=1e-9, abs=1e-9)
+    # a plane of the face leaves (renumbered as the loop does): still the fresh answer
+    planes = [k for k in face if k < K + 1]
+    if have and planes:
+        gone = planes[0]
+        r = int(np.flatnonzero(face == gone)[0])
+        H, have = without_coordinate(H, r + 1)
+        face = np.delete(face, r)
+        face = np.where(face > gone, face - 1, face)
+        keep = np.arange(K + 1) != gone
+        Q, b = Q_all[np.ix_(keep, keep)], b_all[keep]
+        x_drop = np.append(carried[:-1][keep], carried[-1])
+        x_drop /= x_drop.sum()
+        fresh = x_drop.copy()
+        active_set_from(Q, b, fresh, 1e-12, 4 * K + 24, np.zeros(0, np.int64), np.zeros((0, 0)), False)
+        active_set_from(Q, b, x_drop, 1e-12, 4 * K + 24, face, H, have)
+        assert f(Q, b, x_drop) == pytest.approx(f(Q, b, fresh), rel=1e-9, abs=1e-9)
+
+
 def test_unscaled_features_converge_in_few_planes_with_the_better_master_kept():
     # Raw breast-cancer features (squared row norms ~1.7e6): the planes' Gram reaches 1e10 against
     # Delta ~ 100, the active set stops a little short of the master's tolerance and SMO takes over.

@@ -35,7 +35,7 @@ from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
 from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
-from .simplex_qp import feasible_start, simplex_point, simplex_qp
+from .simplex_qp import feasible_start, simplex_point, simplex_qp_from, without_coordinate
 
 if TYPE_CHECKING:
     from .cutting_plane import InnerSettings, LossOracle
@@ -411,6 +411,9 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
     best_wb, best_xi, best_value = 0.0, 0.0, np.inf
     rec_w, rec_wb, rec_xi, rec_value = np.zeros(m), 0.0, 0.0, np.inf
     have_best = False
+    # the single-group master's factorised face, carried from one master to the next (active_set_from):
+    # its planes (-1: the slack coordinate, whose index moves as planes come) and its KKT inverse
+    face, face_H, have_face = np.zeros(0, dtype=np.int64), np.zeros((0, 0)), False
     it = 0
     status, value = MAX_ITER, -np.inf
     while True:
@@ -429,7 +432,10 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                     full[t, i, j] = grams[t, i, j] + bias2 * coef_sum[i] * coef_sum[j]
         if T == 1:
             x = simplex_point(abar[:K])
-            simplex_qp(C * full[0], delta[:K], x, qp_tol, 200_000)
+            carried = np.where(face < 0, K, face)
+            _, _, face, face_H, have_face = simplex_qp_from(C * full[0], delta[:K], x, qp_tol, 200_000, carried,
+                                                            face_H, have_face)
+            face = np.where(face == K, -1, face)
             abar[:K] = x[:K]
             mu[0] = 1.0
         else:
@@ -568,6 +574,14 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                         grams[t, a, b] = grams[t, k, live[b]]
             if whole:
                 pool = _pool_keep(pool, live)
+            if have_face:                       # the face without the planes that left, renumbered
+                renumbered = np.full(K, -1)
+                renumbered[live] = np.arange(live.shape[0])
+                for r in range(face.shape[0] - 1, -1, -1):
+                    if have_face and face[r] >= 0 and renumbered[face[r]] < 0:
+                        face_H, have_face = without_coordinate(face_H, r + 1)
+                stays = np.array([k < 0 or renumbered[k] >= 0 for k in face], dtype=np.bool_)
+                face = np.array([k if k < 0 else renumbered[k] for k in face[stays]], dtype=np.int64)
             K = live.shape[0]
             total = abar[:K].sum()
             if total > 1.0:

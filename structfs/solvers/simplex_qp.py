@@ -7,7 +7,9 @@ sum(x) <= 1 becomes an equality with a slack coordinate (Q row/column 0, b 0).
 Two solvers, same answer:
 
 * ``active_set`` (the default): a primal active-set method. Consecutive masters differ by one plane,
-  so warm-started from the previous support it typically finishes in one to three small KKT solves.
+  so warm-started from the previous support it typically finishes in a few steps, each a KKT solve
+  on the current face; the face's KKT inverse is updated from step to step and, through
+  ``active_set_from``, from one master to the next, rather than factored again.
   Cutting planes are often affinely dependent, making the KKT system singular; its least-squares
   residual is then a direction of unbounded descent (Q v = 0, 1'v = 0, b'v > 0), followed until a
   coordinate reaches zero. Exact up to round-off.
@@ -149,11 +151,127 @@ def _kkt_solve(A: np.ndarray, rhs: np.ndarray, scale: float) -> tuple[np.ndarray
 
 
 @njit(cache=True)
+def _kkt_matrix(Qa: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The KKT matrix of the face ``idx``: [[0, 1'], [1, Q_ff]] (the simplex constraint first)."""
+    s = idx.shape[0]
+    A = np.zeros((s + 1, s + 1))
+    for r in range(s):
+        A[0, r + 1] = 1.0
+        A[r + 1, 0] = 1.0
+        for c in range(s):
+            A[r + 1, c + 1] = Qa[idx[r], idx[c]]
+    return A
+
+
+@njit(cache=True)
+def _kkt_times(Qa: np.ndarray, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """:func:`_kkt_matrix` times ``v``, without forming the matrix."""
+    s = idx.shape[0]
+    out = np.empty(s + 1)
+    out[0] = v[1:].sum()
+    for r in range(s):
+        acc = v[0]
+        row = idx[r]
+        for c in range(s):
+            acc += Qa[row, idx[c]] * v[c + 1]
+        out[r + 1] = acc
+    return out
+
+
+@njit(cache=True)
+def _inverse(A: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(A^-1, ok) by Gauss-Jordan elimination with partial pivoting; ok False at an exactly zero pivot
+    or a non-finite result."""
+    n = A.shape[0]
+    M = A.copy()
+    H = np.eye(n)
+    for j in range(n):
+        p = j
+        for i in range(j + 1, n):
+            if abs(M[i, j]) > abs(M[p, j]):
+                p = i
+        if M[p, j] == 0.0:
+            return H, False
+        if p != j:
+            for k in range(n):
+                M[j, k], M[p, k] = M[p, k], M[j, k]
+                H[j, k], H[p, k] = H[p, k], H[j, k]
+        pivot = M[j, j]
+        for k in range(n):
+            M[j, k] /= pivot
+            H[j, k] /= pivot
+        for i in range(n):
+            if i != j:
+                f = M[i, j]
+                if f != 0.0:
+                    for k in range(n):
+                        M[i, k] -= f * M[j, k]
+                        H[i, k] -= f * H[j, k]
+    return H, bool(np.all(np.isfinite(H)))
+
+
+@njit(cache=True)
+def _bordered(H: np.ndarray, a: np.ndarray, d: float) -> tuple[np.ndarray, bool]:
+    """The inverse of [[A, a], [a', d]] from H = A^-1 (the Schur complement d - a'H a); ok False where
+    that complement is 0 (the bordered matrix is singular)."""
+    n = H.shape[0]
+    u = H @ a
+    schur = d - a @ u
+    out = np.empty((n + 1, n + 1))
+    if schur == 0.0 or not np.isfinite(schur):
+        return out, False
+    for i in range(n):
+        for k in range(n):
+            out[i, k] = H[i, k] + u[i] * u[k] / schur
+        out[i, n] = out[n, i] = -u[i] / schur
+    out[n, n] = 1.0 / schur
+    return out, True
+
+
+@njit(cache=True)
+def without_coordinate(H: np.ndarray, p: int) -> tuple[np.ndarray, bool]:
+    """The inverse of A without row and column ``p`` from H = A^-1; ok False where H[p, p] is 0."""
+    n = H.shape[0]
+    h = H[p, p]
+    out = np.empty((n - 1, n - 1))
+    if h == 0.0 or not np.isfinite(h):
+        return out, False
+    for i in range(n - 1):
+        a = i + (i >= p)
+        for k in range(n - 1):
+            b = k + (k >= p)
+            out[i, k] = H[a, b] - H[a, p] * H[p, b] / h
+    return out, True
+
+
+@njit(cache=True)
 def active_set(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int) -> tuple[int, float]:
     """Primal active-set method on the simplex {x >= 0, sum(x) = 1} (slack last). Modifies x.
 
     Returns (steps, fw_gap); fw_gap is inf when ``max_iter`` ran out. Compiled: the masters of small
-    problems are solved thousands of times per fit, a few planes each.
+    problems are solved thousands of times per fit, a few planes each. (:func:`active_set_from`
+    with nothing carried.)"""
+    steps, gap, _, _, _ = active_set_from(Q, b, x, tol, max_iter, np.zeros(0, dtype=np.int64), np.zeros((0, 0)),
+                                          False)
+    return steps, gap
+
+
+# Over 8 parameters: the QP and its stopping rule, and the factorised face carried in and out.
+@njit(cache=True)
+def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int, face: np.ndarray,
+               H: np.ndarray, have_H: bool) -> tuple[int, float, np.ndarray, np.ndarray, bool]:
+    """:func:`active_set` from a factorised face: ``face`` (coordinates, slack = K) and ``H``, the
+    inverse of its KKT matrix [[0, 1'], [1, Q_ff]] (valid where ``have_H``), as an earlier call left
+    them; returns (steps, fw_gap, face, H, have_H) for the next call.
+
+    Each step changes the face by one coordinate (or drops those that reach zero), and consecutive
+    masters of a cutting-plane solve differ by a plane, so the inverse is carried by bordering and
+    deletion (O(s^2) for s free coordinates) instead of factored again (O(s^3)): SMS spam's
+    unbudgeted fits keep 130 of 140 planes active late in a solve, where the factorisations were
+    most of the master's time. Every solution is checked by its residual; where the carried inverse
+    falls short, or the face's matrix is singular (affinely dependent planes), the step factors
+    afresh or takes the least-squares residual as a direction of unbounded descent, as
+    :func:`_kkt_solve` does.
     """
     K = b.shape[0]
     Qa = np.zeros((K + 1, K + 1))
@@ -165,25 +283,53 @@ def active_set(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
         diag_max = max(diag_max, abs(Q[i, i]))
     scale = max(1.0, np.max(np.abs(ba)), diag_max)
     free = x > 0
+    # the face, in the order of H's rows 1..s (row 0: the constraint): the carried one, brought to x's
+    idx = np.nonzero(free)[0]
+    if have_H:
+        for r in range(face.shape[0] - 1, -1, -1):
+            if have_H and not free[face[r]]:
+                H, have_H = without_coordinate(H, r + 1)
+        face = face[free[face]]
+        carried = np.zeros(K + 1, dtype=np.bool_)
+        carried[face] = True
+        for j in range(K + 1):
+            if have_H and free[j] and not carried[j]:
+                a = np.ones(face.shape[0] + 1)
+                for r in range(face.shape[0]):
+                    a[r + 1] = Qa[face[r], j]
+                H, have_H = _bordered(H, a, Qa[j, j])
+                grown = np.empty(face.shape[0] + 1, dtype=np.int64)
+                grown[:-1] = face
+                grown[-1] = j
+                face = grown
+        if have_H:
+            idx = face
     for step in range(max_iter):
-        idx = np.nonzero(free)[0]
         s = idx.shape[0]
-        A = np.zeros((s + 1, s + 1))
-        for r in range(s):
-            for c in range(s):
-                A[r, c] = Qa[idx[r], idx[c]]
-            A[r, s] = 1.0
-            A[s, r] = 1.0
         rhs = np.ones(s + 1)
-        rhs[:s] = ba[idx]
-        sol, resid = _kkt_solve(A, rhs, scale)
+        rhs[1:] = ba[idx]
+        solved = False
+        sol, resid = rhs, rhs
+        if have_H:
+            sol = H @ rhs
+            resid = rhs - _kkt_times(Qa, idx, sol)
+            solved = bool(np.all(np.isfinite(sol))) and np.sqrt(np.sum(resid * resid)) <= 1e-9 * scale
+        if not solved:
+            A = _kkt_matrix(Qa, idx)
+            H, have_H = _inverse(A)
+            if have_H:
+                sol = H @ rhs
+                resid = rhs - A @ sol
+                solved = bool(np.all(np.isfinite(sol))) and np.sqrt(np.sum(resid * resid)) <= 1e-9 * scale
+            if not solved:
+                sol, resid = _kkt_solve(A, rhs, scale)
+                have_H = False
         bounded = np.sqrt(np.sum(resid * resid)) <= 1e-9 * scale
+        target = sol[1:]
         if bounded:
-            target = sol[:s]
             direction = target - x[idx]
         else:                                 # unbounded descent inside the face: follow it
-            target = sol[:s]
-            direction = resid[:s]
+            direction = resid[1:]
         if bounded and not np.any(target < 0):
             x[:] = 0.0
             x[idx] = target
@@ -194,15 +340,22 @@ def active_set(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
             for j in range(K + 1):
                 if not free[j] and g[j] < g_in:
                     entering, g_in = j, g[j]
-            if entering < 0 or g_in >= mu - 1e-12 * scale:
-                return step + 1, gap
-            if gap <= tol:
-                return step + 1, gap
+            if entering < 0 or g_in >= mu - 1e-12 * scale or gap <= tol:
+                return step + 1, gap, idx, H, have_H
             free[entering] = True
+            if have_H:
+                a = np.ones(s + 1)
+                for r in range(s):
+                    a[r + 1] = Qa[idx[r], entering]
+                H, have_H = _bordered(H, a, Qa[entering, entering])
+            grown = np.empty(s + 1, dtype=np.int64)
+            grown[:s] = idx
+            grown[s] = entering
+            idx = grown
             continue
         shrinking = direction < -1e-15
         if not np.any(shrinking):
-            return step + 1, np.inf
+            return step + 1, np.inf, idx, H, False
         ratio, block = np.inf, -1
         for r in range(s):
             if shrinking[r]:
@@ -216,18 +369,35 @@ def active_set(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
         x[block] = 0.0
         free = x > 0
         x /= np.sum(x)
-    return max_iter, np.inf
+        # the coordinates that reached zero leave the face (and H), last position first
+        for r in range(s - 1, -1, -1):
+            if not free[idx[r]] and have_H:
+                H, have_H = without_coordinate(H, r + 1)
+        idx = idx[free[idx]]
+    return max_iter, np.inf, idx, H, False
 
 
 @njit(cache=True)
 def simplex_qp(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int) -> tuple[float, int]:
     """Minimise 1/2 x'Qx - b'x over the simplex from the feasible ``x`` (length K + 1, slack last),
-    in place; returns (fw_gap, steps). The active-set method runs first; if it stalls (badly scaled
-    planes leave it a little short of ``tol``), SMO continues from its point and the answer with the
-    smaller gap is kept. Compiled so that the compiled inner loop (``compiled_loop.py``) calls it too."""
+    in place; returns (fw_gap, steps). (:func:`simplex_qp_from` with nothing carried.)"""
+    gap, steps, _, _, _ = simplex_qp_from(Q, b, x, tol, max_iter, np.zeros(0, dtype=np.int64), np.zeros((0, 0)),
+                                          False)
+    return gap, steps
+
+
+# Over 8 parameters: the QP and its stopping rule, and the factorised face carried in and out.
+@njit(cache=True)
+def simplex_qp_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int, face: np.ndarray,
+                    H: np.ndarray, have_H: bool) -> tuple[float, int, np.ndarray, np.ndarray, bool]:
+    """:func:`simplex_qp` from the factorised face an earlier call left (see :func:`active_set_from`);
+    returns (fw_gap, steps, face, H, have_H). The active-set method runs first; if it stalls (badly
+    scaled planes leave it a little short of ``tol``), SMO continues from its point and the answer
+    with the smaller gap is kept. Compiled so that the compiled inner loop (``compiled_loop.py``)
+    calls it too."""
     K = b.shape[0]
     start = x.copy()
-    steps, gap = active_set(Q, b, x, tol, 4 * K + 20)
+    steps, gap, face, H, have_H = active_set_from(Q, b, x, tol, 4 * K + 20, face, H, have_H)
     b_max = 0.0
     for i in range(K):
         b_max = max(b_max, abs(b[i]))
@@ -241,8 +411,8 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
         smo_steps, smo_gap = _smo(Q, b, smo_x, tol, max_iter)
         if not finite or smo_gap <= gap:
             x[:] = smo_x
-            steps, gap = steps + smo_steps, smo_gap
-    return gap, steps
+            steps, gap, have_H = steps + smo_steps, smo_gap, False      # SMO's face is not the factorised one
+    return gap, steps, face, H, have_H
 
 
 @njit(cache=True)
