@@ -125,7 +125,9 @@ def test_one_vs_rest_passes_the_weights_to_each_class():
     model = OneVsRestStructSVM(StructSVM(C=10.0)).fit(sp.csr_matrix(X), y3, sample_weight=w)
     for est, c in zip(model.estimators_, model.classes_):
         alone = StructSVM(C=10.0).fit(X, (y3 == c).astype(int), sample_weight=w)
-        assert est.objective_ == pytest.approx(alone.objective_, rel=1e-9)
+        # the same problem (sparse and dense input take different sums): the same optimum, each within
+        # its certified gap
+        assert abs(est.objective_ - alone.objective_) <= max(est.gap_, alone.gap_) + 1e-9 * alone.objective_
     assert 0.0 <= model.score(X, y3, sample_weight=w) <= 1.0
     cv = OneVsRestStructSVM(StructSVMCV(cv=2, Cs=[10.0], budgets=[None])).fit(X, y3, sample_weight=w)
     assert len(cv.estimators_) == 3

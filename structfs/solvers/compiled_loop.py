@@ -402,6 +402,11 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                 break
     pass_cost = data.shape[0] if dense.shape[0] == 0 else dense.shape[0] * dense.shape[1]
     pool = _nonzero_pool(coef_buf, K if whole else 0)
+    # Plane k's coefficients are row row_of[k] of coef_buf, which the loop only writes (the pool and the
+    # values hold what it reads): a plane that leaves frees its row for the next one, and the rows are
+    # put in plane order once, on return, rather than moved at every drop (K x n copies a plane).
+    row_of = np.arange(max(coef_buf.shape[0], 1))
+    free_rows, n_free, used = np.empty(max(coef_buf.shape[0], 1), dtype=np.int64), 0, K
     bias2 = bias * bias
     qp_tol = 1e-3 * tol            # the master only needs a small fraction of the gap we stop at
     records = np.empty((max(max_iter, 1), 5))
@@ -563,9 +568,13 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         # -- planes unused for max_age solves leave (rows and columns everywhere, in order) --
         live = np.flatnonzero(age[:K] <= max_age)
         if live.shape[0] < K:
+            for k in range(K):                  # the leaving planes' rows of coef_buf are free again
+                if age[k] > max_age:
+                    free_rows[n_free] = row_of[k]
+                    n_free += 1
             for a in range(live.shape[0]):      # in place: every read is at or after its write
                 k = live[a]
-                coef_buf[a] = coef_buf[k]
+                row_of[a] = row_of[k]
                 delta[a], age[a], coef_sum[a], abar[a] = delta[k], age[k], coef_sum[k], abar[k]
                 for t in range(T):
                     if by_values:
@@ -600,8 +609,6 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             T = stay.shape[0]
             mu[:T] = simplex_weights(mu[:T])
         # -- the new plane: its values on every group, its Gram rows --
-        if K == coef_buf.shape[0]:
-            coef_buf = _grown(coef_buf, 2 * K)
         if by_values and K == values.shape[1]:
             values = _grown_planes(values, 2 * K)
         if K == delta.shape[0]:
@@ -633,10 +640,21 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             grams[t, K, :K] = row
             grams[t, :K, K] = row
             grams[t, K, K] = v_t @ v_t
-        coef_buf[K] = cut_coef
+        if n_free > 0:
+            n_free -= 1
+            row = free_rows[n_free]
+        else:
+            if used == coef_buf.shape[0]:
+                coef_buf = _grown(coef_buf, 2 * used)
+                row_of, free_rows = _grown(row_of, 2 * used), _grown(free_rows, 2 * used)
+            row, used = used, used + 1
+        if K == row_of.shape[0]:
+            row_of = _grown(row_of, 2 * K)
+        row_of[K] = row
+        coef_buf[row] = cut_coef
         if whole:
             pool = _pool_append(pool, K, cut_coef)
         delta[K], age[K], coef_sum[K], abar[K] = cut_delta, 0, cut_coef.sum(), 0.0
         K += 1
-    return (status, value, coef_buf, K, delta, age, coef_sum, abar, kept[:T].copy(), values[:T].copy(),
+    return (status, value, coef_buf[row_of[:K]], K, delta, age, coef_sum, abar, kept[:T].copy(), values[:T].copy(),
             grams[:T].copy(), mu[:T].copy(), group_age[:T].copy(), (rec_w, rec_wb, rec_xi), records[:it].copy())
