@@ -642,16 +642,16 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             grams[t, K, K] = v_t @ v_t
         if n_free > 0:
             n_free -= 1
-            row = free_rows[n_free]
+            slot = free_rows[n_free]
         else:
             if used == coef_buf.shape[0]:
                 coef_buf = _grown(coef_buf, 2 * used)
                 row_of, free_rows = _grown(row_of, 2 * used), _grown(free_rows, 2 * used)
-            row, used = used, used + 1
+            slot, used = used, used + 1
         if K == row_of.shape[0]:
             row_of = _grown(row_of, 2 * K)
-        row_of[K] = row
-        coef_buf[row] = cut_coef
+        row_of[K] = slot
+        coef_buf[slot] = cut_coef
         if whole:
             pool = _pool_append(pool, K, cut_coef)
         delta[K], age[K], coef_sum[K], abar[K] = cut_delta, 0, cut_coef.sum(), 0.0
