@@ -431,6 +431,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         table["test_rows"] = tuple(test for _, test in folds)       # a tuple: one per fold, not per candidate
         return table
 
+    # Over 80 lines: the rungs, the race of the budgeted cells and the C steps all decide on the same state
+    # (outputs, pending tasks, live cells, kept paths) between two batches of fold paths; apart they
+    # would hand all of it back and forth.
     def _halving(self, X: Any, y: np.ndarray, fold_tasks: list[Fold], tasks: list[tuple[int, float, int | None]],
                  cells: list[tuple[float, int | None]], table_cells: list[tuple[float, int | None]],
                  scoring: PathScoring, memo: dict[Any, Any]) -> tuple[list[Any], set[int]]:

@@ -256,7 +256,7 @@ def active_set(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
     return steps, gap
 
 
-# Over 8 parameters: the QP and its stopping rule, and the factorised face carried in and out.
+# Over 80 lines: one method, its steps sharing the face and the inverse they keep up to date.
 @njit(cache=True)
 def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int, face: np.ndarray,
                H: np.ndarray, have_H: bool) -> tuple[int, float, np.ndarray, np.ndarray, bool]:
@@ -386,7 +386,6 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
     return gap, steps
 
 
-# Over 8 parameters: the QP and its stopping rule, and the factorised face carried in and out.
 @njit(cache=True)
 def simplex_qp_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int, face: np.ndarray,
                     H: np.ndarray, have_H: bool) -> tuple[float, int, np.ndarray, np.ndarray, bool]:
