@@ -243,7 +243,7 @@ def test_a_master_from_the_carried_face_equals_a_fresh_one(seed):
     """The compiled loop carries the factorised face of one master to the next, which has one plane more
     (and, where planes aged out, fewer): the answer is the fresh solve's, singular faces included
     (rank-deficient Gram matrices, as affinely dependent planes give)."""
-    from structfs.solvers.simplex_qp import active_set_from, without_coordinate
+    from structfs.solvers.simplex_qp import active_set_from, face_without
 
     rng = np.random.default_rng(seed)
     K = int(rng.integers(3, 60))
@@ -267,15 +267,13 @@ def test_a_master_from_the_carried_face_equals_a_fresh_one(seed):
     steps, gap, face, H, have = active_set_from(Q_all, b_all, carried, 1e-12, 4 * K + 24, face, H, have)
     assert np.isfinite(gap) and carried.min() >= 0 and carried.sum() == pytest.approx(1.0)
     assert f(Q_all, b_all, carried) == pytest.approx(f(Q_all, b_all, fresh), rel=1e-9, abs=1e-9)
-    # a plane of the face leaves (renumbered as the loop does): still the fresh answer
+    # a plane of the face leaves (the working set's renumbering, the slack as -1): still the fresh answer
     planes = [k for k in face if k < K + 1]
     if have and planes:
         gone = planes[0]
-        r = int(np.flatnonzero(face == gone)[0])
-        H, have = without_coordinate(H, r + 1)
-        face = np.delete(face, r)
-        face = np.where(face > gone, face - 1, face)
         keep = np.arange(K + 1) != gone
+        face, H, have = face_without((np.where(face == K + 1, -1, face), H, have), keep)
+        face = np.where(face < 0, K + 1 - 1, face)
         Q, b = Q_all[np.ix_(keep, keep)], b_all[keep]
         x_drop = np.append(carried[:-1][keep], carried[-1])
         x_drop /= x_drop.sum()
@@ -412,7 +410,7 @@ def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):
     ws.add_group(np.arange(2), X[:, :2])
     weights = np.array([0.6, 0.4, 3e-7, 4e-7])       # planes 2 and 3 idle at noise level
     monkeypatch.setattr(cpl, "solve_master", lambda *a, **k: types.SimpleNamespace(
-        abar=weights.copy(), mu=np.array([1.0]), value=1.0, solver="ipm"))
+        abar=weights.copy(), mu=np.array([1.0]), value=1.0, solver="ipm", face=None))
     for _ in range(3):
         ws.solve_master()
     assert ws.age.tolist() == [0, 0, 3, 3]

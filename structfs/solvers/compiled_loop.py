@@ -35,7 +35,7 @@ from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
 from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
-from .simplex_qp import feasible_start, simplex_point, simplex_qp_from, without_coordinate
+from .simplex_qp import NO_FACE, feasible_start, simplex_point, simplex_qp_from, without_coordinate
 
 if TYPE_CHECKING:
     from .cutting_plane import InnerSettings, LossOracle
@@ -114,6 +114,7 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
     (status, master, coef_buf, K, delta, age, coef_sum, abar, kept, values, grams, mu, group_age, best,
      records) = out
     ws.planes = DensePlanes.wrap(coef_buf, K)
+    ws.face, ws.face_group = NO_FACE, None      # the loop's own face stays behind (its planes were renumbered)
     ws.delta, ws.age, ws.coef_sum, ws.abar = delta[:K].copy(), age[:K].copy(), coef_sum[:K].copy(), abar[:K].copy()
     ws.groups = [groups[i] for i in kept]
     ws.mu = mu.copy()

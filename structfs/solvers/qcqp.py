@@ -34,7 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .. import _defaults
 from .._jit import njit
 from .qcqp_ipm import ipm_master, plane_weights
-from .simplex_qp import solve_simplex_qp
+from .simplex_qp import Face, solve_simplex_qp, solve_simplex_qp_from
 
 
 @dataclass
@@ -43,6 +43,7 @@ class MasterSolution:
     mu: np.ndarray        # group weights, mu >= 0, sum(mu) = 1
     value: float          # optimal value of the master (original units: C * (Delta'abar - theta'))
     solver: str
+    face: Face | None = None     # one group: the factorised face for the next master (simplex_qp)
 
 
 def gram_factor(G: np.ndarray, tol: float = 1e-12) -> np.ndarray:
@@ -227,7 +228,7 @@ def solve_master_ipm(grams: Any, delta: np.ndarray, C: float, gap_tol: float) ->
 def solve_master(grams: Any, delta: np.ndarray, C: float, abar0: np.ndarray | None = None,
                  factors: list[np.ndarray] | None = None, qp_tol: float | None = None,
                  shared: tuple[np.ndarray, list[np.ndarray]] | None = None,
-                 master_solver: str = _defaults.MASTER_SOLVER) -> MasterSolution:
+                 master_solver: str = _defaults.MASTER_SOLVER, face: Face | None = None) -> MasterSolution:
     """Solve the master problem for Gram matrices ``grams`` (one per group).
 
     One group is a QP over the capped simplex, solved exactly by the active-set method with a warm
@@ -239,13 +240,18 @@ def solve_master(grams: Any, delta: np.ndarray, C: float, abar0: np.ndarray | No
     the master value (original units), for the single-group QP and the interior-point method. A failed solve is never
     returned silently: when
     every solver fails a ConvergenceWarning is raised and the best feasible point found is used.
+    ``face``: one group's factorised face of the previous master of the same planes (the result
+    carries the next), None to factor afresh.
     """
     delta = np.asarray(delta, dtype=np.float64)
     if len(grams) == 1:
         # The QP is min (C/2) abar'G abar - Delta'abar = -(master value) / C.
         tol = 1e-12 * max(1.0, float(np.abs(delta).max())) if qp_tol is None else qp_tol / C
-        abar, _, _ = solve_simplex_qp(C * grams[0], delta, abar0, tol=tol)
-        return MasterSolution(abar, np.ones(1), master_value(abar, grams, delta, C), "smo")
+        if face is None:
+            abar, _, _ = solve_simplex_qp(C * grams[0], delta, abar0, tol=tol)
+        else:
+            abar, _, face = solve_simplex_qp_from(C * grams[0], delta, abar0, tol, face)
+        return MasterSolution(abar, np.ones(1), master_value(abar, grams, delta, C), "smo", face)
     result, flag, status = None, None, None
     if master_solver == "ipm":
         gap_tol = qp_tol / C if qp_tol is not None else 1e-10 * (1.0 + float(np.abs(delta).max()))

@@ -453,3 +453,40 @@ def solve_simplex_qp(Q: np.ndarray, b: np.ndarray, x0: np.ndarray | None = None,
     x = feasible_start(x0, K)
     gap, steps = simplex_qp(Q, b, x, float(tol), int(max_iter))
     return x[:K], gap, steps
+
+
+# The factorised face a single-group master leaves for the next (see active_set_from): its planes, numbered
+# as the working set's (the slack -1, as its index moves when planes come), the inverse of its KKT
+# matrix, and whether that inverse is valid.
+Face = tuple[np.ndarray, np.ndarray, bool]
+NO_FACE: Face = (np.zeros(0, dtype=np.int64), np.zeros((0, 0)), False)
+
+
+def solve_simplex_qp_from(Q: np.ndarray, b: np.ndarray, x0: np.ndarray | None, tol: float,
+                          face: Face) -> tuple[np.ndarray, float, Face]:
+    """:func:`solve_simplex_qp` from the factorised ``face`` of the previous master of the same planes
+    (as the compiled loop carries it); returns (x, fw_gap, the face for the next)."""
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    K = b.shape[0]
+    x = feasible_start(x0, K)
+    planes, H, have_H = face
+    carried = np.where(planes < 0, K, planes).astype(np.int64)
+    gap, _, out, H, have_H = simplex_qp_from(Q, b, x, float(tol), 200_000, carried, H, bool(have_H))
+    return x[:K], gap, (np.where(out == K, -1, out).astype(np.int64), H, bool(have_H))
+
+
+def face_without(face: Face, keep: np.ndarray) -> Face:
+    """``face`` after the planes with ``keep`` False left the working set, the others renumbered."""
+    planes, H, have_H = face
+    if not have_H:
+        return NO_FACE
+    for r in range(planes.shape[0] - 1, -1, -1):
+        if planes[r] >= 0 and not keep[planes[r]]:
+            H, have_H = without_coordinate(H, r + 1)
+            if not have_H:
+                return NO_FACE
+    renumbered = np.cumsum(keep) - 1
+    stays = np.array([k < 0 or bool(keep[k]) for k in planes], dtype=bool)
+    planes = np.array([k if k < 0 else renumbered[k] for k in planes[stays]], dtype=np.int64)
+    return planes, H, True

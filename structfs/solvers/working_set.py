@@ -14,6 +14,7 @@ import numpy as np
 from .data import ColumnCache, matvec, matvec_t
 from .plane_store import CodedPlanes, DensePlanes
 from .qcqp import MasterSolution, gram_factor, normalise_weights, solve_master
+from .simplex_qp import NO_FACE, Face, face_without
 
 # A group keeps its planes' values (K x |t|) while |t| is at most this many times n.
 VALUES_PER_EXAMPLE = 2
@@ -55,6 +56,9 @@ class WorkingSet:
         self.coef_sum = np.zeros(0)           # sum_i coef_ki: the plane's bias coordinate / bias
         self.groups: list[FeatureGroup] = []
         self.abar = np.zeros(0)
+        # the single-group master's factorised face, valid for the planes of the group it was solved on
+        self.face: Face = NO_FACE
+        self.face_group: FeatureGroup | None = None
         self.mu = np.zeros(0)
 
     @property
@@ -90,6 +94,7 @@ class WorkingSet:
     def drop_planes(self, keep: np.ndarray) -> None:
         """Forget planes with ``keep`` False (long inactive): their rows and columns everywhere."""
         self.planes.keep(np.flatnonzero(keep))
+        self.face = face_without(self.face, keep)
         self.delta, self.age = self.delta[keep], self.age[keep]
         self.coef_sum, self.abar = self.coef_sum[keep], self.abar[keep]
         total = self.abar.sum()
@@ -154,9 +159,12 @@ class WorkingSet:
         # as the interior-point method's fallback it factors the Gram matrices itself.
         shared = self.shared_values() if len(grams) > 1 and self.master_solver == "ecos" else None
         factors = self.factors(grams) if len(grams) > 1 and self.master_solver == "ecos" and shared is None else None
+        single = len(self.groups) == 1
+        face = self.face if single and self.groups[0] is self.face_group else NO_FACE
         sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared,
-                           master_solver=self.master_solver)
+                           master_solver=self.master_solver, face=face if single else None)
         self.abar, self.mu = sol.abar, sol.mu
+        self.face, self.face_group = (sol.face, self.groups[0]) if single and sol.face is not None else (NO_FACE, None)
         # Interior-point masters never return exact zeros: an idle plane keeps abar_k ~ mu / slack_k,
         # mostly 1e-8..1e-6 of the largest weight at the master's tolerance. A 1e-10 cut-off kept every
         # plane alive (MIL elephant, budget=1: 469 planes, 18 ms per master, 22 s per fit); 1e-8 left
