@@ -272,7 +272,7 @@ def test_a_master_from_the_carried_face_equals_a_fresh_one(seed):
     if have and planes:
         gone = planes[0]
         keep = np.arange(K + 1) != gone
-        face, H, have = face_without((np.where(face == K + 1, -1, face), H, have), keep)
+        face, H, have = face_without(np.where(face == K + 1, -1, face), H, have, keep)
         face = np.where(face < 0, K + 1 - 1, face)
         Q, b = Q_all[np.ix_(keep, keep)], b_all[keep]
         x_drop = np.append(carried[:-1][keep], carried[-1])

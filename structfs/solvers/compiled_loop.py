@@ -35,7 +35,7 @@ from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
 from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
-from .simplex_qp import NO_FACE, feasible_start, simplex_point, simplex_qp_from, without_coordinate
+from .simplex_qp import NO_FACE, face_without, feasible_start, simplex_point, simplex_qp_from
 
 if TYPE_CHECKING:
     from .cutting_plane import InnerSettings, LossOracle
@@ -438,10 +438,8 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                     full[t, i, j] = grams[t, i, j] + bias2 * coef_sum[i] * coef_sum[j]
         if T == 1:
             x = simplex_point(abar[:K])
-            carried = np.where(face < 0, K, face)
-            _, _, face, face_H, have_face = simplex_qp_from(C * full[0], delta[:K], x, qp_tol, 200_000, carried,
+            _, _, face, face_H, have_face = simplex_qp_from(C * full[0], delta[:K], x, qp_tol, 200_000, face,
                                                             face_H, have_face)
-            face = np.where(face == K, -1, face)
             abar[:K] = x[:K]
             mu[0] = 1.0
         else:
@@ -569,6 +567,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         # -- planes unused for max_age solves leave (rows and columns everywhere, in order) --
         live = np.flatnonzero(age[:K] <= max_age)
         if live.shape[0] < K:
+            face, face_H, have_face = face_without(face, face_H, have_face, age[:K] <= max_age)
             for k in range(K):                  # the leaving planes' rows of coef_buf are free again
                 if age[k] > max_age:
                     free_rows[n_free] = row_of[k]
@@ -584,14 +583,6 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                         grams[t, a, b] = grams[t, k, live[b]]
             if whole:
                 pool = _pool_keep(pool, live)
-            if have_face:                       # the face without the planes that left, renumbered
-                renumbered = np.full(K, -1)
-                renumbered[live] = np.arange(live.shape[0])
-                for r in range(face.shape[0] - 1, -1, -1):
-                    if have_face and face[r] >= 0 and renumbered[face[r]] < 0:
-                        face_H, have_face = without_coordinate(face_H, r + 1)
-                stays = np.array([k < 0 or renumbered[k] >= 0 for k in face], dtype=np.bool_)
-                face = np.array([k if k < 0 else renumbered[k] for k in face[stays]], dtype=np.int64)
             K = live.shape[0]
             total = abar[:K].sum()
             if total > 1.0:

@@ -104,37 +104,57 @@ def _fw_gap(Q: np.ndarray, b: np.ndarray, x: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def _lu_solve(A: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, bool]:
-    """(x, solved): A x = rhs by Gaussian elimination with partial pivoting; ``solved`` False at an
-    exactly zero pivot (LAPACK's dgesv test). Written out rather than ``np.linalg.solve``, which
-    signals a singular matrix by raising: an exception in compiled code leaks the arrays it had
-    allocated (numba's runtime counted four a singular KKT system, every few solves on MIL folds)."""
-    n = rhs.shape[0]
+def _pivoted(M: np.ndarray, X: np.ndarray, j: int) -> bool:
+    """Partial pivoting at column j of an elimination on M carrying the rows of X along: the row of
+    the largest |M[i, j]|, i >= j, swapped into row j of both; False where that entry is exactly 0."""
+    p = j
+    for i in range(j + 1, M.shape[0]):
+        if abs(M[i, j]) > abs(M[p, j]):
+            p = i
+    if M[p, j] == 0.0:
+        return False
+    if p != j:
+        for c in range(M.shape[1]):
+            M[j, c], M[p, c] = M[p, c], M[j, c]
+        for c in range(X.shape[1]):
+            X[j, c], X[p, c] = X[p, c], X[j, c]
+    return True
+
+
+@njit(cache=True)
+def _lu_solve_columns(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(X, solved): A X = B for the columns of B by Gaussian elimination with partial pivoting;
+    ``solved`` False at an exactly zero pivot (LAPACK's dgesv test). Written out rather than
+    ``np.linalg.solve``, which signals a singular matrix by raising: an exception in compiled code
+    leaks the arrays it had allocated (numba's runtime counted four a singular KKT system, every few
+    solves on MIL folds)."""
+    n, k = B.shape
     M = A.copy()
-    x = rhs.copy()
+    X = B.copy()
     for j in range(n):
-        p = j
-        for i in range(j + 1, n):
-            if abs(M[i, j]) > abs(M[p, j]):
-                p = i
-        if M[p, j] == 0.0:
-            return x, False
-        if p != j:
-            for k in range(n):
-                M[j, k], M[p, k] = M[p, k], M[j, k]
-            x[j], x[p] = x[p], x[j]
+        if not _pivoted(M, X, j):
+            return X, False
         for i in range(j + 1, n):
             f = M[i, j] / M[j, j]
             if f != 0.0:
-                for k in range(j + 1, n):
-                    M[i, k] -= f * M[j, k]
-                x[i] -= f * x[j]
-    for i in range(n - 1, -1, -1):
-        v = x[i]
-        for k in range(i + 1, n):
-            v -= M[i, k] * x[k]
-        x[i] = v / M[i, i]
-    return x, True
+                for c in range(j + 1, n):
+                    M[i, c] -= f * M[j, c]
+                for c in range(k):
+                    X[i, c] -= f * X[j, c]
+    for c in range(k):
+        for i in range(n - 1, -1, -1):
+            v = X[i, c]
+            for q in range(i + 1, n):
+                v -= M[i, q] * X[q, c]
+            X[i, c] = v / M[i, i]
+    return X, True
+
+
+@njit(cache=True)
+def _lu_solve(A: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(x, solved): A x = rhs (:func:`_lu_solve_columns` of one column)."""
+    X, solved = _lu_solve_columns(A, rhs.reshape((rhs.shape[0], 1)))
+    return X[:, 0].copy(), solved
 
 
 @njit(cache=True)
@@ -186,16 +206,8 @@ def _inverse(A: np.ndarray) -> tuple[np.ndarray, bool]:
     M = A.copy()
     H = np.eye(n)
     for j in range(n):
-        p = j
-        for i in range(j + 1, n):
-            if abs(M[i, j]) > abs(M[p, j]):
-                p = i
-        if M[p, j] == 0.0:
+        if not _pivoted(M, H, j):
             return H, False
-        if p != j:
-            for k in range(n):
-                M[j, k], M[p, k] = M[p, k], M[j, k]
-                H[j, k], H[p, k] = H[p, k], H[j, k]
         pivot = M[j, j]
         for k in range(n):
             M[j, k] /= pivot
@@ -256,6 +268,34 @@ def active_set(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
     return steps, gap
 
 
+@njit(cache=True)
+def _face_with(H: np.ndarray, have_H: bool, idx: np.ndarray, Qa: np.ndarray,
+               j: int) -> tuple[np.ndarray, bool, np.ndarray]:
+    """(H, have_H, idx) with coordinate ``j`` joining the face ``idx`` (of the QP matrix ``Qa``, slack
+    included), the inverse bordered by it where it is valid."""
+    s = idx.shape[0]
+    if have_H:
+        a = np.ones(s + 1)
+        for r in range(s):
+            a[r + 1] = Qa[idx[r], j]
+        H, have_H = _bordered(H, a, Qa[j, j])
+    grown = np.empty(s + 1, dtype=np.int64)
+    grown[:s] = idx
+    grown[s] = j
+    return H, have_H, grown
+
+
+@njit(cache=True)
+def _face_without(H: np.ndarray, have_H: bool, idx: np.ndarray,
+                  kept: np.ndarray) -> tuple[np.ndarray, bool, np.ndarray]:
+    """(H, have_H, idx) without the coordinates of the face ``idx`` whose ``kept`` is False, the inverse
+    reduced where it is valid (last position first, so that the positions still to go stay put)."""
+    for r in range(idx.shape[0] - 1, -1, -1):
+        if have_H and not kept[idx[r]]:
+            H, have_H = without_coordinate(H, r + 1)
+    return H, have_H, idx[kept[idx]]
+
+
 # Over 80 lines: one method, its steps sharing the face and the inverse they keep up to date.
 @njit(cache=True)
 def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int, face: np.ndarray,
@@ -286,22 +326,12 @@ def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max
     # the face, in the order of H's rows 1..s (row 0: the constraint): the carried one, brought to x's
     idx = np.nonzero(free)[0]
     if have_H:
-        for r in range(face.shape[0] - 1, -1, -1):
-            if have_H and not free[face[r]]:
-                H, have_H = without_coordinate(H, r + 1)
-        face = face[free[face]]
+        H, have_H, face = _face_without(H, have_H, face, free)
         carried = np.zeros(K + 1, dtype=np.bool_)
         carried[face] = True
         for j in range(K + 1):
             if have_H and free[j] and not carried[j]:
-                a = np.ones(face.shape[0] + 1)
-                for r in range(face.shape[0]):
-                    a[r + 1] = Qa[face[r], j]
-                H, have_H = _bordered(H, a, Qa[j, j])
-                grown = np.empty(face.shape[0] + 1, dtype=np.int64)
-                grown[:-1] = face
-                grown[-1] = j
-                face = grown
+                H, have_H, face = _face_with(H, have_H, face, Qa, j)
         if have_H:
             idx = face
     for step in range(max_iter):
@@ -343,15 +373,7 @@ def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max
             if entering < 0 or g_in >= mu - 1e-12 * scale or gap <= tol:
                 return step + 1, gap, idx, H, have_H
             free[entering] = True
-            if have_H:
-                a = np.ones(s + 1)
-                for r in range(s):
-                    a[r + 1] = Qa[idx[r], entering]
-                H, have_H = _bordered(H, a, Qa[entering, entering])
-            grown = np.empty(s + 1, dtype=np.int64)
-            grown[:s] = idx
-            grown[s] = entering
-            idx = grown
+            H, have_H, idx = _face_with(H, have_H, idx, Qa, entering)
             continue
         shrinking = direction < -1e-15
         if not np.any(shrinking):
@@ -369,11 +391,7 @@ def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max
         x[block] = 0.0
         free = x > 0
         x /= np.sum(x)
-        # the coordinates that reached zero leave the face (and H), last position first
-        for r in range(s - 1, -1, -1):
-            if not free[idx[r]] and have_H:
-                H, have_H = without_coordinate(H, r + 1)
-        idx = idx[free[idx]]
+        H, have_H, idx = _face_without(H, have_H, idx, free)    # the coordinates that reached zero leave
     return max_iter, np.inf, idx, H, False
 
 
@@ -389,14 +407,16 @@ def simplex_qp(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter
 @njit(cache=True)
 def simplex_qp_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max_iter: int, face: np.ndarray,
                     H: np.ndarray, have_H: bool) -> tuple[float, int, np.ndarray, np.ndarray, bool]:
-    """:func:`simplex_qp` from the factorised face an earlier call left (see :func:`active_set_from`);
-    returns (fw_gap, steps, face, H, have_H). The active-set method runs first; if it stalls (badly
+    """:func:`simplex_qp` from the factorised face an earlier call left (see :func:`active_set_from`),
+    its planes numbered as the working set's (the slack -1: its coordinate K moves as planes come);
+    returns (fw_gap, steps, face, H, have_H), numbered so. The active-set method runs first; if it stalls (badly
     scaled planes leave it a little short of ``tol``), SMO continues from its point and the answer
     with the smaller gap is kept. Compiled so that the compiled inner loop (``compiled_loop.py``)
     calls it too."""
     K = b.shape[0]
     start = x.copy()
-    steps, gap, face, H, have_H = active_set_from(Q, b, x, tol, 4 * K + 20, face, H, have_H)
+    steps, gap, face, H, have_H = active_set_from(Q, b, x, tol, 4 * K + 20, np.where(face < 0, K, face), H, have_H)
+    face = np.where(face == K, -1, face)
     b_max = 0.0
     for i in range(K):
         b_max = max(b_max, abs(b[i]))
@@ -468,25 +488,24 @@ def solve_simplex_qp_from(Q: np.ndarray, b: np.ndarray, x0: np.ndarray | None, t
     (as the compiled loop carries it); returns (x, fw_gap, the face for the next)."""
     Q = np.ascontiguousarray(Q, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
-    K = b.shape[0]
-    x = feasible_start(x0, K)
-    planes, H, have_H = face
-    carried = np.where(planes < 0, K, planes).astype(np.int64)
-    gap, _, out, H, have_H = simplex_qp_from(Q, b, x, float(tol), 200_000, carried, H, bool(have_H))
-    return x[:K], gap, (np.where(out == K, -1, out).astype(np.int64), H, bool(have_H))
+    x = feasible_start(x0, b.shape[0])
+    gap, _, planes, H, have_H = simplex_qp_from(Q, b, x, float(tol), 200_000, *face)
+    return x[:-1], gap, (planes, H, have_H)
 
 
-def face_without(face: Face, keep: np.ndarray) -> Face:
-    """``face`` after the planes with ``keep`` False left the working set, the others renumbered."""
-    planes, H, have_H = face
-    if not have_H:
-        return NO_FACE
-    for r in range(planes.shape[0] - 1, -1, -1):
-        if planes[r] >= 0 and not keep[planes[r]]:
-            H, have_H = without_coordinate(H, r + 1)
-            if not have_H:
-                return NO_FACE
-    renumbered = np.cumsum(keep) - 1
-    stays = np.array([k < 0 or bool(keep[k]) for k in planes], dtype=bool)
-    planes = np.array([k if k < 0 else renumbered[k] for k in planes[stays]], dtype=np.int64)
-    return planes, H, True
+@njit(cache=True)
+def face_without(planes: np.ndarray, H: np.ndarray, have_H: bool, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                             bool]:
+    """The face (``planes`` in the working set's numbering, the slack -1; its inverse ``H``) after the
+    planes with ``keep`` False left the working set, the others renumbered."""
+    K = keep.shape[0]
+    kept = np.ones(K + 1, dtype=np.bool_)            # the slack, coordinate K, always stays
+    kept[:K] = keep
+    H, have_H, coords = _face_without(H, have_H, np.where(planes < 0, K, planes), kept)
+    renumbered = np.empty(K + 1, dtype=np.int64)
+    renumbered[K] = -1
+    count = 0
+    for k in range(K):
+        renumbered[k] = count
+        count += keep[k]
+    return renumbered[coords], H, have_H

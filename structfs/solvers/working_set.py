@@ -94,7 +94,7 @@ class WorkingSet:
     def drop_planes(self, keep: np.ndarray) -> None:
         """Forget planes with ``keep`` False (long inactive): their rows and columns everywhere."""
         self.planes.keep(np.flatnonzero(keep))
-        self.face = face_without(self.face, keep)
+        self.face = face_without(*self.face, keep)
         self.delta, self.age = self.delta[keep], self.age[keep]
         self.coef_sum, self.abar = self.coef_sum[keep], self.abar[keep]
         total = self.abar.sum()
