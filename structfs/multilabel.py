@@ -2,8 +2,9 @@
 
 An indicator matrix Y (n documents x L labels) makes n L (document, label) decisions. The joint model
 has one weight vector per label, w_l, and scores decision (i, l) by w_l . x_i + b. Written as one
-binary problem, decision (i, l) is row l n + i of the block-diagonal matrix diag(X, ..., X), and the
-joint feature map of a labeling of all n L decisions is the binary one on those rows. So
+binary problem, decision (i, l) is row i L + l of the Kronecker product X (x) I_L, whose column j L + l
+is label l's weight on input feature j, and the joint feature map of a labeling of all n L decisions is
+the binary one on those rows. So
 
 * ``average="micro"``: ONE structured loss over all n L decisions (micro-F1 is the F1 of their pooled
   contingency table), solved exactly as a binary problem on the expanded rows: the same oracle, the
@@ -22,7 +23,9 @@ fitted model is the joint problem's own, the one its search scores. A refit with
 learned nothing more on the benchmarks (R8 as 8 classes and a synthetic 10-label problem, micro- and
 macro-F1 equal or lower) and cost a second fit.
 
-Memory: the expanded matrix holds L copies of X's nonzeros.
+Memory: the expanded matrix holds L copies of X's nonzeros. Its interleaved layout (a document's L
+decisions adjacent, a feature's L weights adjacent) is what lets the solver's compiled passes read one
+copy and update the L labels together (:class:`structfs.solvers.data.ColumnCache`'s ``label_stride``).
 """
 from __future__ import annotations
 
@@ -49,8 +52,8 @@ _AVERAGES = ("micro", "macro")
 
 
 class LabelwiseLoss(Loss):
-    """The mean over L labels of a binary loss, for label-major stacked decisions: rows l n .. (l+1) n - 1
-    are label l's n decisions. Its most violated output is each label's own (the terms are separate),
+    """The mean over L labels of a binary loss, for document-major stacked decisions: rows l, l + L,
+    l + 2 L, ... are label l's n decisions. Its most violated output is each label's own (the terms are separate),
     with every label's Psi coefficients divided by L; its measure is the mean of the labels' measures.
 
     Examples
@@ -58,8 +61,8 @@ class LabelwiseLoss(Loss):
     >>> import numpy as np
     >>> from structfs.multilabel import LabelwiseLoss
     >>> loss = LabelwiseLoss("f1", n_labels=2)
-    >>> y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0])    # label 0: first three rows, label 1: the rest
-    >>> s = np.array([1.0, -1.0, -1.0, -1.0, 1.0, 1.0])
+    >>> y = np.array([1.0, -1.0, -1.0, 1.0, 1.0, 1.0])    # label 0: rows 0, 2, 4; label 1: rows 1, 3, 5
+    >>> s = np.array([1.0, -1.0, -1.0, 1.0, -1.0, 1.0])
     >>> round(loss.score(y, s), 2)                      # F1 66.67 for label 0, 100 for label 1
     83.33
     """
@@ -78,7 +81,7 @@ class LabelwiseLoss(Loss):
     def _blocks(self, v: np.ndarray) -> np.ndarray:
         if v.shape[0] % self.n_labels:
             raise ValueError(f"{v.shape[0]} decisions do not split into {self.n_labels} labels of equal size.")
-        return v.reshape(self.n_labels, -1)
+        return v.reshape(-1, self.n_labels).T
 
     def _check_classes(self, y: np.ndarray) -> None:
         for block in self._blocks(y):
@@ -86,7 +89,7 @@ class LabelwiseLoss(Loss):
 
     def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         parts = [self.base.oracle(yl, sl) for yl, sl in zip(self._blocks(y), self._blocks(s))]
-        coef = np.concatenate([c for c, _ in parts]) / self.n_labels
+        coef = np.ravel(np.column_stack([c for c, _ in parts])) / self.n_labels
         return coef, float(np.mean([d for _, d in parts]))
 
     def _score(self, y: np.ndarray, s: np.ndarray) -> float:
@@ -118,14 +121,14 @@ def indicator_matrix(Y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 
 def expand(X: MatrixLike, n_labels: int) -> sp.csr_matrix:
-    """The (n L) x (m L) block-diagonal matrix of the joint problem: row l n + i is document i for label
-    l, columns l m .. l m + m - 1 label l's weights."""
-    return sp.block_diag([sp.csr_matrix(X, dtype=np.float64)] * n_labels, format="csr")
+    """The (n L) x (m L) matrix X (x) I_L of the joint problem: row i L + l is document i for label l,
+    column j L + l label l's weight on input feature j."""
+    return sp.kron(sp.csr_matrix(X, dtype=np.float64), sp.identity(n_labels, format="csr"), format="csr")
 
 
 def feature_groups(n_features: int, n_labels: int) -> np.ndarray:
     """The group of every column of :func:`expand` (without intercepts): input feature j is group j."""
-    return np.tile(np.arange(n_features), n_labels)
+    return np.repeat(np.arange(n_features), n_labels)
 
 
 def _check_average(average: str) -> None:
@@ -157,15 +160,15 @@ class _MultiLabelMixin:
         Y, self.classes_ = indicator_matrix(Y)
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}.")
-        # label-major: label l's decisions are rows l n .. (l + 1) n - 1
-        return X, np.ravel(Y.T)
+        # document-major: document i's decisions are rows i L .. i L + L - 1
+        return X, np.ravel(Y)
 
     def _read_weights(self, joint: Any, n_features: int) -> Self:
         """coef_ (L, m), intercept_ (L,), the shared features and the certificate from ``joint``, the
         fitted binary model of the joint problem (StructSVM or StructSVMCV on :func:`expand`'s rows)."""
         n_labels = len(self.classes_)
         coef = joint.coef_
-        self.coef_ = np.asarray(coef.toarray() if sp.issparse(coef) else coef).reshape(n_labels, n_features)
+        self.coef_ = np.asarray(coef.toarray() if sp.issparse(coef) else coef).reshape(n_features, n_labels).T.copy()
         self.intercept_ = np.full(n_labels, float(joint.intercept_[0]))
         self.selected_features_ = np.flatnonzero(np.any(self.coef_ != 0, axis=0))
         for name in ("objective_", "lower_bound_", "gap_", "n_iter_", "converged_"):
@@ -191,8 +194,8 @@ class _MultiLabelMixin:
             indicator = indicator_matrix(Y)[0]
         else:                                   # a class vector: its one-hot form over the fitted classes
             indicator = (np.asarray(Y)[:, None] == self.classes_[None, :]).astype(np.int64)
-        y = np.where(np.ravel(indicator.T) == 1, 1.0, -1.0)
-        s = np.ravel(self.decision_function(X).T)
+        y = np.where(np.ravel(indicator) == 1, 1.0, -1.0)
+        s = np.ravel(self.decision_function(X))
         return self._joint_loss(indicator.shape[1]).score(y, s) / 100.0
 
     def __sklearn_tags__(self) -> Any:
@@ -336,8 +339,8 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         counts = np.unique(rarest, return_counts=True)[1]
         splitter = StratifiedKFold(folds, shuffle=True, random_state=0)
         strata = rarest if counts.min() >= folds else np.zeros(n)
-        offsets = (np.arange(n_labels) * n)[:, None]
-        return [(np.sort((offsets + tr).ravel()), np.sort((offsets + te).ravel()))
+        labels = np.arange(n_labels)
+        return [((np.sort(tr)[:, None] * n_labels + labels).ravel(), (np.sort(te)[:, None] * n_labels + labels).ravel())
                 for tr, te in splitter.split(np.zeros((n, 1)), strata)]
 
     @keeps_state_on_failure
@@ -349,7 +352,7 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         self._joint_loss(1)
         max_features = _check_budget(self.max_features, "max_features")
         X, y = self._prepare(X, Y)
-        Y01 = y.reshape(len(self.classes_), -1).T
+        Y01 = y.reshape(-1, len(self.classes_))
         n_labels, m = len(self.classes_), X.shape[1]
         loss = self._joint_loss(n_labels)
         # the budgets count groups, one per input feature; the cap counts columns, L per input feature

@@ -20,7 +20,7 @@ def _labelings(n):
 
 def macro_delta(y, y_bar, n_labels, base="f1"):
     loss = get_loss(base)
-    return np.mean([loss.delta(yl, bl) for yl, bl in zip(y.reshape(n_labels, -1), y_bar.reshape(n_labels, -1))])
+    return np.mean([loss.delta(yl, bl) for yl, bl in zip(y.reshape(-1, n_labels).T, y_bar.reshape(-1, n_labels).T)])
 
 
 @pytest.mark.parametrize("base", ["f1", "error", "prec@rec"])
@@ -31,16 +31,16 @@ def test_macro_oracle_attains_the_brute_force_maximum(base):
     for _ in range(30):
         n_labels, n = int(rng.integers(1, 4)), int(rng.integers(2, 5))
         y = np.where(rng.random(n * n_labels) < 0.5, 1.0, -1.0)
-        y.reshape(n_labels, n)[:, 0] = 1.0                       # every label has a positive
+        y.reshape(n, n_labels)[0, :] = 1.0                       # every label has a positive
         s = rng.normal(size=n * n_labels) * 3
         loss = LabelwiseLoss(base, n_labels)
         coef, delta = loss.most_violated(y, s)
         best = -np.inf
         for y_bar in _labelings(n * n_labels):
-            blocks = y_bar.reshape(n_labels, -1)
+            blocks = y_bar.reshape(-1, n_labels).T
             if base == "prec@rec" and any(
                     np.sum((yl > 0) & (bl > 0)) < np.ceil(0.9 * np.sum(yl > 0) - 1e-9)
-                    for yl, bl in zip(y.reshape(n_labels, -1), blocks)):
+                    for yl, bl in zip(y.reshape(-1, n_labels).T, blocks)):
                 continue
             joint_coef = (50.0 / n) * (y - y_bar) / n_labels
             best = max(best, macro_delta(y, y_bar, n_labels, base) - joint_coef @ s)
@@ -55,7 +55,7 @@ def test_joint_objective_is_the_exact_optimum(average):
     Y = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
     model = MultiLabelStructSVM(C=10.0, average=average, tol=1e-6).fit(X, Y)
     rows = np.hstack([expand(X, n_labels).toarray(), np.ones((n * n_labels, 1))])   # the shared intercept
-    y = np.where(np.ravel(Y.T) == 1, 1.0, -1.0)
+    y = np.where(np.ravel(Y) == 1, 1.0, -1.0)
     planes, deltas = [], []
     for y_bar in _labelings(n * n_labels):
         if average == "micro":
@@ -174,8 +174,8 @@ def test_the_searched_model_is_the_one_returned():
         warnings.simplefilter("ignore")
         model = MultiLabelStructSVMCV(Cs=[1.0], max_features=None).fit(X, Y)
     joint = np.asarray(model.search_.coef_.toarray() if hasattr(model.search_.coef_, "toarray")
-                       else model.search_.coef_).reshape(3, 12)
+                       else model.search_.coef_).reshape(12, 3).T
     np.testing.assert_array_equal(model.coef_, joint)
     assert np.all(model.intercept_ == model.search_.intercept_[0])
     expanded = expand(X, 3)
-    np.testing.assert_allclose(np.ravel(model.decision_function(X).T), model.search_.decision_function(expanded))
+    np.testing.assert_allclose(np.ravel(model.decision_function(X)), model.search_.decision_function(expanded))

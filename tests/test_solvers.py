@@ -521,6 +521,46 @@ def test_column_cache_grows_to_the_sorted_slice_exactly():
             assert np.array_equal(cache.X.data, expected.data)
 
 
+def test_label_stride_finds_b_kron_identity_and_nothing_else():
+    """label_stride is L exactly for B (x) I_L (empty rows and columns of B included) and 1 once any entry
+    breaks the copies; the strided product is the full one, sum for sum, on the CSC and the CSR arrays."""
+    from structfs.solvers.data import compressed_dot, compressed_dot_blocks, label_stride
+
+    rng = np.random.default_rng(0)
+    for trial in range(60):
+        L, n, m = int(rng.integers(2, 6)), int(rng.integers(1, 30)), int(rng.integers(1, 40))
+        B = sp.random(n, m, density=rng.uniform(0.05, 0.6), format="csr", random_state=trial)
+        K = sp.kron(B, sp.identity(L), format="csc")
+        if B.nnz == 0:
+            assert label_stride(K.indptr, K.indices, K.data, K.shape[0]) == 1
+            continue
+        assert label_stride(K.indptr, K.indices, K.data, K.shape[0]) == L
+        for arrays, size in ((K, K.shape[0]), (K.tocsr(), K.shape[1])):
+            v = rng.normal(size=size)
+            assert np.array_equal(compressed_dot_blocks(arrays.indptr, arrays.indices, arrays.data, v, L),
+                                  compressed_dot(arrays.indptr, arrays.indices, arrays.data, v))
+        broken = K.copy()
+        broken.data[rng.integers(broken.nnz)] += 1.0
+        assert label_stride(broken.indptr, broken.indices, broken.data, K.shape[0]) == 1
+        plain = sp.random(n * L, m * L, density=0.3, format="csc", random_state=trial)
+        assert label_stride(plain.indptr, plain.indices, plain.data, plain.shape[0]) == 1
+
+
+def test_a_joint_fit_reads_one_copy_of_x_to_the_same_model(monkeypatch):
+    """The multi-label joint problem's compiled passes over B (x) I_L give the model of the passes over
+    all L copies, bit for bit."""
+    from sklearn.datasets import make_multilabel_classification
+
+    from structfs import MultiLabelStructSVM
+    from structfs.solvers.data import ColumnCache
+
+    X, Y = make_multilabel_classification(120, n_features=15, n_classes=3, sparse=True, random_state=0)
+    strided = MultiLabelStructSVM(C=100.0).fit(X, Y)
+    monkeypatch.setattr(ColumnCache, "label_stride", lambda self: 1)
+    full = MultiLabelStructSVM(C=100.0).fit(X, Y)
+    assert np.array_equal(strided.coef_, full.coef_) and strided.objective_ == full.objective_
+
+
 def _with_all_pairs(X):
     """X and every product of two of its columns, j < k, in the expansion's order (materialised: tiny X)."""
     m = X.shape[1]

@@ -30,7 +30,7 @@ from numba.core.types.function_type import CompileResultWAP
 from .._interrupt import PENDING, check_interrupt
 from .._jit import njit
 from .cutting_plane import LINE_SEARCH_EVALS, MU, STALL, inner_solve, narrowed, next_trial, ratio_terms
-from .data import compressed_dot
+from .data import compressed_dot, compressed_dot_blocks
 from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
 from .qcqp import simplex_weights
@@ -51,7 +51,7 @@ _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:
 ORACLE_SIGNATURE = types.Tuple((_VECTOR, types.float64))(_VECTOR, _VECTOR, _VECTOR)
 ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
 _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, types.Tuple((_INDEX, _INDEX, _VECTOR)),
-              _MATRIX, types.int64, types.float64,
+              _MATRIX, types.int64, types.int64, types.float64,
               types.float64, types.float64, types.int64, types.int64, types.int64, types.boolean, _MATRIX,
               types.int64, _VECTOR, _INDEX, _VECTOR, _VECTOR, types.int64[:, ::1], _INDEX, types.float64[:, :, ::1],
               types.float64[:, :, ::1], _VECTOR, _INDEX, _INDEX)
@@ -103,7 +103,8 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
         grams[t, :K, :K] = g.G
     budget = penalty.compiled_budget
     params, y = np.asarray(loss.jit_params, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
-    args = (_as_function(loss.jit_oracle), params, y, indptr, indices, data, rows, dense, m, float(ws.bias),
+    args = (_as_function(loss.jit_oracle), params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
+            float(ws.bias),
             float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
             bool(by_values), ws.planes._coef, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
             feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
@@ -139,18 +140,25 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
 
 
 @njit(cache=True)
-def _times(rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """X w (n,) from X's CSR arrays ``rows`` or a dense (n, m) ``dense`` (empty when sparse)."""
+def _times(rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, w: np.ndarray,
+           stride: int) -> np.ndarray:
+    """X w (n,) from X's CSR arrays ``rows`` or a dense (n, m) ``dense`` (empty when sparse); X = B (x)
+    I_stride read as B's rows where ``stride`` > 1 (ColumnCache.label_stride)."""
     if dense.shape[0] > 0:
         return dense @ w
+    if stride > 1:
+        return compressed_dot_blocks(rows[0], rows[1], rows[2], w, stride)
     return compressed_dot(rows[0], rows[1], rows[2], w)
 
 
 @njit(cache=True)
-def _times_t(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """X' v (m,)."""
+def _times_t(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: np.ndarray, v: np.ndarray,
+             stride: int) -> np.ndarray:
+    """X' v (m,), likewise."""
     if dense.shape[0] > 0:
         return v @ dense
+    if stride > 1:
+        return compressed_dot_blocks(indptr, indices, data, v, stride)
     return compressed_dot(indptr, indices, data, v)
 
 
@@ -377,7 +385,8 @@ def loop_is_cached() -> bool:
 # once (numba caches no objects, so the working set travels as arrays), which is what makes it pay on small
 # problems; its steps are the Python loop's, in cutting_plane.py, named by the comments inside.
 def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
-          data: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, m: int, bias: float,
+          data: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, stride: int, m: int,
+          bias: float,
           C: float, tol: float, max_iter: int,
           max_age: int, budget: int, by_values: bool, coef_buf: np.ndarray, K: int, delta: np.ndarray,
           age: np.ndarray, coef_sum: np.ndarray, abar: np.ndarray, positions: np.ndarray, lengths: np.ndarray,
@@ -473,7 +482,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                         d[positions[t, i]] += mu[t]
             d = np.minimum(d, 1.0)
         if _by_coefficients(whole, by_values, K, m, pool[3], pass_cost):
-            direction = _times_t(indptr, indices, data, dense, _pool_combination(pool, alpha, n))
+            direction = _times_t(indptr, indices, data, dense, _pool_combination(pool, alpha, n), stride)
         else:
             direction = np.zeros(m)
             for t in range(T):
@@ -482,7 +491,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                     direction[positions[t, i]] = on_group[i]
         w = direction if single else d * direction
         w_b = bias * (alpha @ coef_sum[:K])
-        s = _times(rows, dense, w)
+        s = _times(rows, dense, w, stride)
         s += bias * w_b
         if not have_best:
             coef, dlt = oracle(y, s, params)
@@ -608,7 +617,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                                           _grown(abar, 2 * K))
         if K == grams.shape[1]:
             grams = _grown_square(grams, 2 * K)
-        v = _times_t(indptr, indices, data, dense, cut_coef)
+        v = _times_t(indptr, indices, data, dense, cut_coef, stride)
         by_coef = _by_coefficients(whole, by_values, K, m, pool[3], pass_cost)
         for t in range(T):
             if by_values:
@@ -619,7 +628,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             else:
                 v_t = v
             if by_coef:                                 # coef_k . X X' coef (see `whole`)
-                row = _pool_dots(pool, K, _times(rows, dense, v))
+                row = _pool_dots(pool, K, _times(rows, dense, v, stride))
             elif values.shape[2] >= 64:                 # BLAS for wide groups (unbudgeted: K x m)
                 row = values[t, :K] @ v_t
             else:                                       # a call per small group costs more than its sums
