@@ -223,6 +223,29 @@ def test_race_keeps_a_budgeted_cell_within_one_folds_noise_of_the_best_unbudgete
     assert race_budgeted(outputs, cells, 3) == [2, 3]                    # the bar: 0.9 - 0.1
 
 
+def test_the_race_fits_no_larger_C_only_where_its_budgeted_cells_lose_and_decline():
+    """losing_and_declining on made-up paths: the budgeted cells run so far (increasing C, first fold)
+    must all fall short of the race's bar (0.9 - 0.1 here) AND their best points fall at each of the
+    last C_PATIENCE steps; a budgeted cell above the bar, a rise or too few steps keep the race going."""
+    from structfs.model_selection._results import losing_and_declining
+
+    cells = [(1.0, None), (10.0, None), (1.0, 5), (10.0, 5), (100.0, 5), (1000.0, 5)]
+
+    def outputs(first_fold):
+        out = [None] * (3 * len(cells))
+        for c, scores in {0: [0.80, 0.70, 0.60], 1: [0.90, 0.80, 0.70]}.items():
+            for f, score in enumerate(scores):
+                out[f * len(cells) + c] = (np.array([score]),)
+        for c, path in zip((2, 3, 4), first_fold):
+            out[c] = (np.array(path),)
+        return out
+
+    assert losing_and_declining(outputs([[0.5, 0.7], [0.6], [0.55]]), cells, 3, [2, 3, 4])
+    assert not losing_and_declining(outputs([[0.5, 0.85], [0.6], [0.55]]), cells, 3, [2, 3, 4])   # one wins
+    assert not losing_and_declining(outputs([[0.7], [0.6], [0.65]]), cells, 3, [2, 3, 4])          # a rise
+    assert not losing_and_declining(outputs([[0.7], [0.6]]), cells, 3, [2, 3])                      # too few
+
+
 def test_the_race_runs_on_only_the_budgeted_cells_within_the_noise_and_the_full_grid_runs_all():
     """Where the dense model is far better, the budgeted cells run on the first fold only (NaN on the
     others, marked pruned, never chosen); where irrelevant features abound and sparse models win, they run

@@ -56,11 +56,31 @@ def race_budgeted(outputs: list[Any], cells: list[tuple[float, int | None]], n_f
     cell is dropped only when the unbudgeted model beats it by more than the folds disagree with each
     other: on text, where no sparse model is as good, the budgeted paths then cost one fold instead of all;
     where irrelevant features abound and a sparse model is far better, every budgeted cell runs on."""
+    bar = _race_bar(outputs, cells, n_folds)
+    return [c for c, (_, B) in enumerate(cells) if B is not None and outputs[c] is not None
+            and np.max(outputs[c][0]) >= bar]
+
+
+def _race_bar(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int) -> float:
+    """The first-fold score a budgeted cell must reach to run on (:func:`race_budgeted`)."""
     unbudgeted = [c for c, (_, B) in enumerate(cells) if B is None and outputs[c] is not None]
     scores = np.array([_first_scores(outputs, len(cells), n_folds, c) for c in unbudgeted])
     best = int(np.argmax(scores.mean(axis=1)))
-    bar = scores[best, 0] - scores[best].std(ddof=1)
-    return [c for c, (_, B) in enumerate(cells) if B is not None and np.max(outputs[c][0]) >= bar]
+    return float(scores[best, 0] - scores[best].std(ddof=1))
+
+
+def losing_and_declining(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int,
+                         done: list[int]) -> bool:
+    """Whether the budgeted cells ``done`` (positions in ``cells``, in increasing C, run on the first
+    fold) all fall short of the race's bar and their best first-fold scores fell at each of the last
+    C_PATIENCE steps: the budgeted form of :func:`declining_C`, by which the race runs no larger C.
+    Both must hold: a budgeted path at a larger C is the most expensive of the race (the restricted
+    problems take the most planes), and skipping it is safe only where the budget is losing anyway."""
+    if len(done) <= C_PATIENCE:
+        return False
+    bests = [float(np.max(outputs[c][0])) for c in done]
+    falling = all(later < earlier for earlier, later in zip(bests[-C_PATIENCE - 1:-1], bests[-C_PATIENCE:]))
+    return falling and max(bests) < _race_bar(outputs, cells, n_folds)
 
 
 def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> list[float]:

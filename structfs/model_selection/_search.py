@@ -64,6 +64,7 @@ from ._results import (
     cv_results,
     declining_C,
     grid_results,
+    losing_and_declining,
     path_smoothed_scores,
     race_budgeted,
 )
@@ -466,6 +467,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             len({B is None for _, B in cells}) == 2
         if racing:
             pending = [i for i in pending if tasks[i][2] is None or tasks[i][0] == 0]
+        # The race's C steps: its budgeted cells beyond the first C_PATIENCE + 1 (in increasing C) wait, and
+        # each runs on the first fold only while those before it have not all lost the race with first-fold
+        # scores falling at each of the last C_PATIENCE steps (losing_and_declining).
+        by_C_budgeted = sorted((c for c, (_, B) in enumerate(cells) if B is not None), key=lambda c: cells[c][0])
+        race_held = by_C_budgeted[C_PATIENCE + 1:] if racing else []
+        pending = [i for i in pending if i % len(cells) not in race_held]
         # The C steps: with halving, the unbudgeted cells beyond the first C_PATIENCE + 1 (in increasing C)
         # wait, and each runs on every fold only while the cross-validated score has not fallen at each of
         # the last C_PATIENCE steps (declining_C); the larger C past the peak are not fitted.
@@ -505,7 +512,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                             out = (*out[:2], out[2] + outputs[i][2], *out[3:])
                         outputs[i] = out
                         progress(tasks[i], out)
-                follow = []
+                follow, continue_race = [], False
                 if held:
                     if declining_C(outputs, cells, n_folds, [c for c in by_C if c not in held]):
                         pruned |= set(held)
@@ -515,13 +522,24 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     else:
                         follow += [f * len(cells) + held[0] for f in range(n_folds)]
                         held = held[1:]
-                if racing:
+                if race_held:
+                    if losing_and_declining(outputs, cells, n_folds, [c for c in by_C_budgeted if c not in race_held]):
+                        pruned |= set(race_held)
+                        alive = [c for c in alive if c not in race_held]
+                        progress.drop(n_folds * len(race_held))
+                        race_held = []
+                    else:
+                        follow.append(race_held[0])          # its first-fold path, task f * len(cells) + c
+                        race_held = race_held[1:]
+                        continue_race = True
+                if racing and not continue_race:
                     racing = False
                     kept = race_budgeted(outputs, cells, n_folds)
-                    pruned |= {c for c in alive if cells[c][1] is not None and c not in kept}
+                    raced = [c for c in by_C_budgeted if outputs[c] is not None]
+                    pruned |= {c for c in raced if c in alive and c not in kept}
                     alive = [c for c in alive if cells[c][1] is None or c in kept]
                     follow += [f * len(cells) + c for f in range(1, n_folds) for c in kept]
-                    progress.drop((n_folds - 1) * (sum(B is not None for _, B in cells) - len(kept)))
+                    progress.drop((n_folds - 1) * (len(raced) - len(kept)))
                 if follow:
                     pending = follow
                     continue
