@@ -182,7 +182,7 @@ def _block_occurring(block: Any) -> np.ndarray:
 
 def _load_shard(path: str, i: int) -> Any:
     shards = ShardedMatrix(path, True)
-    _, indptr, indices, data = shards._load(i)      # checked as on the client, then copied into memory
+    _, indptr, indices, data = shards.shard_arrays(i)      # checked as on the client, then copied into memory
     return sp.csr_matrix((np.array(data, dtype=np.float64), np.array(indices), np.array(indptr)),
                          shape=(indptr.shape[0] - 1, shards.n_columns))
 

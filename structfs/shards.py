@@ -291,7 +291,7 @@ class ShardedMatrix(RowBlocks):
                              f"{stamp['size']}: truncated or rewritten since it was written.")
         return path, st.st_mtime_ns
 
-    def _load(self, i: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+    def shard_arrays(self, i: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
         """(row range, indptr, indices, data) of shard i, memory-mapped, checked."""
         shard = self.meta["shards"][i]
         name = shard["name"]
@@ -344,7 +344,7 @@ class ShardedMatrix(RowBlocks):
         v = np.ascontiguousarray(v, dtype=np.float64)
         out = np.zeros(self.n_columns)
         for i in range(self.n_shards):
-            (r0, r1), indptr, indices, data = self._load(i)
+            (r0, r1), indptr, indices, data = self.shard_arrays(i)
             _rmatvec_add(indptr, indices, data, v[r0:r1], out)
         self._passes[0] += 1
         return out
@@ -355,7 +355,7 @@ class ShardedMatrix(RowBlocks):
         w = np.ascontiguousarray(w, dtype=np.float64)
         out = np.empty(self.shape[0])
         for i in range(self.n_shards):
-            (r0, r1), indptr, indices, data = self._load(i)
+            (r0, r1), indptr, indices, data = self.shard_arrays(i)
             out[r0:r1] = compressed_dot(indptr, indices, data, w)
         self._passes[0] += 1
         return out
@@ -368,7 +368,7 @@ class ShardedMatrix(RowBlocks):
         position[cols] = np.arange(cols.shape[0])
         rows, where, values = [], [], []
         for i in range(self.n_shards):
-            (r0, r1), indptr, indices, data = self._load(i)
+            (r0, r1), indptr, indices, data = self.shard_arrays(i)
             r, c, v = _gather(indptr, indices, data, position)
             rows.append(r + r0)
             where.append(c)

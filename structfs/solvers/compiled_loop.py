@@ -106,7 +106,7 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
     args = (_as_function(loss.jit_oracle), params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
             float(ws.bias),
             float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
-            bool(by_values), ws.planes._coef, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
+            bool(by_values), ws.planes.buffer, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
             feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
             np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64), PENDING)
     _check_arrays(args)

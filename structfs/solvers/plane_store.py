@@ -45,6 +45,11 @@ class DensePlanes:
     def coef(self) -> np.ndarray:
         return self._coef[:self.K]
 
+    @property
+    def buffer(self) -> np.ndarray:
+        """The planes' rows and the capacity after them (what :meth:`wrap` takes back)."""
+        return self._coef
+
     def append(self, coef: np.ndarray) -> bool:
         """Store a plane; False when this store cannot hold it (never, for the dense store)."""
         K = self.K
