@@ -458,6 +458,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         outputs: list[Any] = [None] * len(tasks)
         pending, alive, pruned = list(range(len(tasks))), list(range(len(cells))), set()
+
+        def c_step(waiting: list[int], past_peak: bool, folds: range) -> tuple[list[int], list[int]]:
+            """(cells still waiting, tasks to run): the larger C ``waiting`` (in increasing C) all pruned
+            when ``past_peak``, else the next one run on ``folds``."""
+            nonlocal alive
+            if past_peak:
+                pruned.update(waiting)
+                alive = [c for c in alive if c not in waiting]
+                progress.drop(n_folds * len(waiting))
+                return [], []
+            return waiting[1:], [f * len(cells) + waiting[0] for f in folds]
+
         rung = max_outer if self.halving_factor is None else min(HALVING_FIRST_RUNG, max_outer)
         # The race: with halving, where the grid holds unbudgeted cells (one fit each, cheap) beside
         # budgeted ones (a path each), the budgeted cells first run on the first fold only; those whose
@@ -512,27 +524,17 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                             out = (*out[:2], out[2] + outputs[i][2], *out[3:])
                         outputs[i] = out
                         progress(tasks[i], out)
-                follow, continue_race = [], False
-                if held:
-                    if declining_C(outputs, cells, n_folds, [c for c in by_C if c not in held]):
-                        pruned |= set(held)
-                        alive = [c for c in alive if c not in held]
-                        progress.drop(n_folds * len(held))
-                        held = []
-                    else:
-                        follow += [f * len(cells) + held[0] for f in range(n_folds)]
-                        held = held[1:]
-                if race_held:
-                    if losing_and_declining(outputs, cells, n_folds, [c for c in by_C_budgeted if c not in race_held]):
-                        pruned |= set(race_held)
-                        alive = [c for c in alive if c not in race_held]
-                        progress.drop(n_folds * len(race_held))
-                        race_held = []
-                    else:
-                        follow.append(race_held[0])          # its first-fold path, task f * len(cells) + c
-                        race_held = race_held[1:]
-                        continue_race = True
-                if racing and not continue_race:
+                follow: list[int] = []
+                first_fold: list[int] = []
+                if held:                   # the unbudgeted chain's next C on every fold, or none
+                    done = declining_C(outputs, cells, n_folds, [c for c in by_C if c not in held])
+                    held, follow = c_step(held, done, range(n_folds))
+                if race_held:              # the race's next budgeted C on the first fold, or none
+                    ran = [c for c in by_C_budgeted if c not in race_held]
+                    race_held, first_fold = c_step(race_held, losing_and_declining(outputs, cells, n_folds, ran),
+                                                   range(1))
+                    follow += first_fold
+                if racing and not first_fold:
                     racing = False
                     kept = race_budgeted(outputs, cells, n_folds)
                     raced = [c for c in by_C_budgeted if outputs[c] is not None]
