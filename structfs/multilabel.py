@@ -339,9 +339,11 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
         counts = np.unique(rarest, return_counts=True)[1]
         splitter = StratifiedKFold(folds, shuffle=True, random_state=0)
         strata = rarest if counts.min() >= folds else np.zeros(n)
-        labels = np.arange(n_labels)
-        return [((np.sort(tr)[:, None] * n_labels + labels).ravel(), (np.sort(te)[:, None] * n_labels + labels).ravel())
-                for tr, te in splitter.split(np.zeros((n, 1)), strata)]
+
+        def rows(documents: np.ndarray) -> np.ndarray:      # every label's decision of each document, in order
+            return (np.sort(documents)[:, None] * n_labels + np.arange(n_labels)).ravel()
+
+        return [(rows(tr), rows(te)) for tr, te in splitter.split(np.zeros((n, 1)), strata)]
 
     @keeps_state_on_failure
     def fit(self, X: MatrixLike, Y: ArrayLike) -> Self:

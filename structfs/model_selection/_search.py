@@ -538,7 +538,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     racing = False
                     kept = race_budgeted(outputs, cells, n_folds)
                     raced = [c for c in by_C_budgeted if outputs[c] is not None]
-                    pruned |= {c for c in raced if c in alive and c not in kept}
+                    pruned |= {c for c in raced if c not in kept}
                     alive = [c for c in alive if cells[c][1] is None or c in kept]
                     follow += [f * len(cells) + c for f in range(1, n_folds) for c in kept]
                     progress.drop((n_folds - 1) * (len(raced) - len(kept)))

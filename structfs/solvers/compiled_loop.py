@@ -30,7 +30,7 @@ from numba.core.types.function_type import CompileResultWAP
 from .._interrupt import PENDING, check_interrupt
 from .._jit import njit
 from .cutting_plane import LINE_SEARCH_EVALS, MU, STALL, inner_solve, narrowed, next_trial, ratio_terms
-from .data import compressed_dot, compressed_dot_blocks
+from .data import compressed_dot_blocks
 from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
 from .qcqp import simplex_weights
@@ -146,9 +146,7 @@ def _times(rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, w
     I_stride read as B's rows where ``stride`` > 1 (ColumnCache.label_stride)."""
     if dense.shape[0] > 0:
         return dense @ w
-    if stride > 1:
-        return compressed_dot_blocks(rows[0], rows[1], rows[2], w, stride)
-    return compressed_dot(rows[0], rows[1], rows[2], w)
+    return compressed_dot_blocks(rows[0], rows[1], rows[2], w, stride)
 
 
 @njit(cache=True)
@@ -157,9 +155,7 @@ def _times_t(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: n
     """X' v (m,), likewise."""
     if dense.shape[0] > 0:
         return v @ dense
-    if stride > 1:
-        return compressed_dot_blocks(indptr, indices, data, v, stride)
-    return compressed_dot(indptr, indices, data, v)
+    return compressed_dot_blocks(indptr, indices, data, v, stride)
 
 
 @njit(cache=True)

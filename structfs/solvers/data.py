@@ -220,7 +220,10 @@ def compressed_dot_blocks(indptr: np.ndarray, indices: np.ndarray, data: np.ndar
                           stride: int) -> np.ndarray:
     """:func:`compressed_dot` of a matrix whose compressed rows come in runs of ``stride``, each a copy
     of the run's first with every index moved by one more (:func:`label_stride`): the first of each run
-    is read once and the run's ``stride`` sums formed together -- the same sums, in the same order."""
+    is read once and the run's ``stride`` sums formed together -- the same sums, in the same order.
+    ``stride`` 1: :func:`compressed_dot` itself, whose one sum per row stays out of memory."""
+    if stride == 1:
+        return compressed_dot(indptr, indices, data, v)
     out = np.zeros(indptr.shape[0] - 1)
     for j in range(0, out.shape[0], stride):
         # slices, not out[j + lag] and v[at + lag]: numba then keeps the run's sums out of memory (2.4x

@@ -162,7 +162,7 @@ class WorkingSet:
         single = len(self.groups) == 1
         face = self.face if single and self.groups[0] is self.face_group else NO_FACE
         sol = solve_master(grams, self.delta, self.C, self.abar, factors, qp_tol, shared,
-                           master_solver=self.master_solver, face=face if single else None)
+                           master_solver=self.master_solver, face=face)
         self.abar, self.mu = sol.abar, sol.mu
         self.face, self.face_group = (sol.face, self.groups[0]) if single and sol.face is not None else (NO_FACE, None)
         # Interior-point masters never return exact zeros: an idle plane keeps abar_k ~ mu / slack_k,
