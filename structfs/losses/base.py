@@ -44,9 +44,9 @@ class Loss:
       losses, ``delta(y, y_bar)``.
     * optionally ``jit_oracle``: the same oracle as a ``numba.njit`` function ``(y, s, jit_params) ->
       (coef, delta)`` on float64 C-contiguous vectors (``delta`` a float), ``jit_params`` a float64
-      vector of the loss's settings. The solver then runs the cutting-plane loop of unbudgeted fits
-      and debiasing refits as compiled code, without Python per plane (on small problems a plane
-      then costs tens of microseconds instead of about a millisecond).
+      vector of the loss's settings. The cutting-plane loop runs compiled either way; without it,
+      the loop calls ``oracle`` back in Python (a few microseconds a call on top of the oracle's own
+      time).
 
     ``name`` and ``params`` identify the loss so that ``get_loss(loss.name, **loss.params)`` rebuilds
     it. A loss must pickle (models hold it; joblib ships it to workers): no lambdas in attributes.

@@ -3,11 +3,11 @@
 :func:`cutting_plane.inner_solve` runs the restricted problem's iteration in Python: per plane a
 master solve, the dual direction on the groups, the scores, the oracle calls of the line search and
 the plane bookkeeping -- a few dozen calls out of Python, about a millisecond, where a MIL fold's
-arithmetic (a few dozen bags) takes microseconds. When the data are in memory and the loss offers a
-compiled oracle (``Loss.jit_oracle``), the whole iteration runs here instead: unbudgeted fits,
-debiasing refits and the feature-generation solves with the B-support penalty, their master the
-simplex QP (one group) or the dense interior-point method (several). On large data the sparse
-products dominate either way.
+arithmetic (a few dozen bags) takes microseconds. When the data are in memory the whole iteration runs
+here instead: unbudgeted fits, debiasing refits and the feature-generation solves with the B-support
+penalty, their master the simplex QP (one group) or the dense interior-point method (several), for
+every loss -- its compiled oracle (``Loss.jit_oracle``) or its Python one, called back from the loop
+(``python_oracle.py``). On large data the sparse products dominate either way.
 
 It is the same method step for step (OCAS line search, the in-out safeguard, plane and group ages,
 the stall rule), so both give the same models up to the order of floating-point sums
@@ -33,6 +33,7 @@ from .cutting_plane import LINE_SEARCH_EVALS, MU, STALL, inner_solve, narrowed, 
 from .data import compressed_dot_blocks
 from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
+from .python_oracle import compiled_oracle
 from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import NO_FACE, face_without, feasible_start, simplex_point, simplex_qp_from
@@ -54,7 +55,7 @@ _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, types.Tupl
               _MATRIX, types.int64, types.int64, types.float64,
               types.float64, types.float64, types.int64, types.int64, types.int64, types.boolean, _MATRIX,
               types.int64, _VECTOR, _INDEX, _VECTOR, _VECTOR, types.int64[:, ::1], _INDEX, types.float64[:, :, ::1],
-              types.float64[:, :, ::1], _VECTOR, _INDEX, _INDEX)
+              types.float64[:, :, ::1], _VECTOR, _INDEX, _INDEX, _INDEX)
 
 CONVERGED, MAX_ITER, STALLED, HANDED_BACK, INTERRUPTED = 0, 1, 2, 3, 4
 STATUS = ("converged", "max_iter", "stalled")
@@ -71,11 +72,12 @@ def solve_restricted(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: Lo
 def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOracle, state: BestIterate,
                          settings: InnerSettings, outer: int) -> tuple[str, float] | None:
     """:func:`cutting_plane.inner_solve` by the compiled loop; None when the solve is not one it covers
-    (a loss without a compiled oracle, data on disk, the group penalty, ECOS as the master solver) or
-    when its master failed and the Python loop is to continue."""
+    (data on disk, the group penalty, ECOS as the master solver) or when its master failed and the
+    Python loop is to continue. A loss without a compiled oracle is called through
+    :mod:`.python_oracle`; what its oracle raises is raised here."""
     penalty = state.penalty
     groups = ws.groups
-    if (loss.jit_oracle is None or not groups or penalty.compiled_budget is None
+    if (not groups or penalty.compiled_budget is None
             or not isinstance(ws.planes, DensePlanes) or (len(groups) > 1 and ws.master_solver != "ipm")):
         return None
     by_values = all(g.keep_values for g in groups)
@@ -102,16 +104,24 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
             values[t, :K, :lengths[t]] = g.values.coef
         grams[t, :K, :K] = g.G
     budget = penalty.compiled_budget
-    params, y = np.asarray(loss.jit_params, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
-    args = (_as_function(loss.jit_oracle), params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
+    oracle, params, python_call = compiled_oracle(loss)
+    failed = np.zeros(1, dtype=np.int64) if python_call is None else python_call.failed
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    args = (_as_function(oracle), params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
             float(ws.bias),
             float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
             bool(by_values), ws.planes.buffer, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
             feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
-            np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64), PENDING)
+            np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64), PENDING,
+            failed)
     _check_arrays(args)
-    out = _compiled_loop()(*args)
-    check_interrupt()              # Ctrl-C stopped the loop (INTERRUPTED): nothing of its state is kept
+    if python_call is None:
+        out = _compiled_loop()(*args)
+    else:
+        with python_call:
+            out = _compiled_loop()(*args)
+        python_call.raise_failure()    # the oracle raised (INTERRUPTED): nothing of the loop's state is kept
+    check_interrupt()              # Ctrl-C stopped the loop (INTERRUPTED): likewise
     (status, master, coef_buf, K, delta, age, coef_sum, abar, kept, values, grams, mu, group_age, best,
      records) = out
     ws.planes = DensePlanes.wrap(coef_buf, K)
@@ -387,7 +397,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
           max_age: int, budget: int, by_values: bool, coef_buf: np.ndarray, K: int, delta: np.ndarray,
           age: np.ndarray, coef_sum: np.ndarray, abar: np.ndarray, positions: np.ndarray, lengths: np.ndarray,
           values: np.ndarray, grams: np.ndarray, mu: np.ndarray, group_age: np.ndarray,
-          interrupt: np.ndarray) -> tuple[Any, ...]:
+          interrupt: np.ndarray, failed: np.ndarray) -> tuple[Any, ...]:
     n, T = y.shape[0], lengths.shape[0]
     # A solve that starts with one group keeps it (groups only leave), with weight 1 on its columns and
     # w 0 off them: d then changes nothing (r is 1/2 ||w||^2, every segment quadratic) and is not formed
@@ -432,7 +442,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         # during a fit (structfs._interrupt); about a microsecond a plane
         with numba.objmode():
             pass
-        if interrupt[0]:
+        if interrupt[0] or failed[0]:      # failed: a Python oracle raised (python_oracle.py)
             status = INTERRUPTED
             break
         # -- the master over the planes: the simplex QP (one group) or the interior-point QCQP --
