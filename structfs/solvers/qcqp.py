@@ -225,6 +225,8 @@ def solve_master_ipm(grams: Any, delta: np.ndarray, C: float, gap_tol: float) ->
     return MasterSolution(plane_weights(x), normalise_weights(lam_q), np.nan, "ipm"), "optimal"
 
 
+# Over 8 parameters: the problem (grams, delta, C) and the optional hints of its solvers, each a keyword
+# with a default (a warm start, factors, a tolerance, the shared form, the solver, the active face).
 def solve_master(grams: Any, delta: np.ndarray, C: float, abar0: np.ndarray | None = None,
                  factors: list[np.ndarray] | None = None, qp_tol: float | None = None,
                  shared: tuple[np.ndarray, list[np.ndarray]] | None = None,
