@@ -1,19 +1,21 @@
-"""The inner layer's loop as one compiled function, for the solves small problems are made of.
+"""The inner layer's iteration as one compiled call, for data in memory.
 
-:func:`cutting_plane.inner_solve` runs the restricted problem's iteration in Python: per plane a
-master solve, the dual direction on the groups, the scores, the oracle calls of the line search and
-the plane bookkeeping -- a few dozen calls out of Python, about a millisecond, where a MIL fold's
-arithmetic (a few dozen bags) takes microseconds. When the data are in memory the whole iteration runs
-here instead: unbudgeted fits, debiasing refits and the feature-generation solves with the B-support
-penalty, their master the simplex QP (one group) or the dense interior-point method (several), for
-every loss -- its compiled oracle (``Loss.jit_oracle``) or its Python one, called back from the loop
-(``python_oracle.py``). On large data the sparse products dominate either way.
+:func:`cutting_plane.inner_solve` drives the iteration from Python: per plane a master solve, the dual
+direction on the groups, the scores, then the compiled steps (:func:`cutting_plane.ocas_step`, the
+stopping rules) -- a few dozen calls out of Python, about a millisecond, where a MIL fold's arithmetic
+(a few dozen bags) takes microseconds. When the data are in memory the whole iteration runs here
+instead, the working set kept in arrays: unbudgeted fits, debiasing refits and the feature-generation
+solves with the B-support penalty, their master the simplex QP (one group) or the dense interior-point
+method (several), for every loss -- its compiled oracle (``Loss.jit_oracle``) or its Python one, called
+back from the loop (``python_oracle.py``). On large data the sparse products dominate either way.
 
-It is the same method step for step (OCAS line search, the in-out safeguard, plane and group ages,
-the stall rule), so both give the same models up to the order of floating-point sums
-(tests/test_solvers.py). Where the multi-group master's interior-point method does not converge
-(no factorisation, a non-finite answer, or its iterations spent) the loop hands the working set back
-at the start of the iteration and the Python loop continues, solving that master with ECOS.
+Both drivers take the same compiled steps (the OCAS line search and the in-out safeguard, the stopping
+rules); what this one adds is the working set's bookkeeping on arrays (planes, ages, groups, Gram rows),
+which :class:`working_set.WorkingSet` does for the Python driver, so both give the same models up to the
+order of floating-point sums (tests/test_solvers.py). Where the multi-group master's interior-point
+method does not converge (no factorisation, a non-finite answer, or its iterations spent) the loop hands
+the working set back at the start of the iteration and the Python driver continues, solving that master
+with ECOS.
 """
 from __future__ import annotations
 
@@ -25,15 +27,14 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import types
-from numba.core.types.function_type import CompileResultWAP
 
 from .._interrupt import PENDING, check_interrupt
 from .._jit import njit
-from .cutting_plane import LINE_SEARCH_EVALS, MU, STALL, inner_solve, narrowed, next_trial, ratio_terms
+from .cutting_plane import CONTINUE, MAX_ITER, STALL, STALLED, STATUS, first_point, inner_solve, ocas_step, stop_status
 from .data import compressed_dot_blocks
 from .objective import ksupport_sq_kernel
 from .plane_store import DensePlanes
-from .python_oracle import compiled_oracle
+from .python_oracle import ORACLE_TYPE, oracle_function
 from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import NO_FACE, face_without, feasible_start, simplex_point, simplex_qp_from
@@ -45,20 +46,13 @@ if TYPE_CHECKING:
     from .working_set import WorkingSet
 
 _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
-# What ``Loss.jit_oracle`` must be: (y, s, params) -> (coef, delta), float64 C-contiguous vectors. The loop
-# takes the oracle as a function of this type, not as the numba dispatcher it is: numba compiles (and
-# caches on disk) one loop for every such oracle, where a dispatcher argument made each process compile
-# the loop again for each loss (16 s each).
-ORACLE_SIGNATURE = types.Tuple((_VECTOR, types.float64))(_VECTOR, _VECTOR, _VECTOR)
-ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
 _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, types.Tuple((_INDEX, _INDEX, _VECTOR)),
               _MATRIX, types.int64, types.int64, types.float64,
               types.float64, types.float64, types.int64, types.int64, types.int64, types.boolean, _MATRIX,
               types.int64, _VECTOR, _INDEX, _VECTOR, _VECTOR, types.int64[:, ::1], _INDEX, types.float64[:, :, ::1],
               types.float64[:, :, ::1], _VECTOR, _INDEX, _INDEX, _INDEX)
 
-CONVERGED, MAX_ITER, STALLED, HANDED_BACK, INTERRUPTED = 0, 1, 2, 3, 4
-STATUS = ("converged", "max_iter", "stalled")
+HANDED_BACK, INTERRUPTED = 3, 4        # besides cutting_plane's CONVERGED, MAX_ITER and STALLED
 
 
 def solve_restricted(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOracle, state: BestIterate,
@@ -104,10 +98,10 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
             values[t, :K, :lengths[t]] = g.values.coef
         grams[t, :K, :K] = g.G
     budget = penalty.compiled_budget
-    oracle, params, python_call = compiled_oracle(loss)
+    oracle, params, python_call = oracle_function(loss)
     failed = np.zeros(1, dtype=np.int64) if python_call is None else python_call.failed
     y = np.ascontiguousarray(y, dtype=np.float64)
-    args = (_as_function(oracle), params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
+    args = (oracle, params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
             float(ws.bias),
             float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
             bool(by_values), ws.planes.buffer, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
@@ -282,11 +276,6 @@ def _by_coefficients(whole: bool, by_values: bool, K: int, m: int, length: np.nd
 
 
 @njit(cache=True)
-def _slack(coef: np.ndarray, delta: float, s: np.ndarray) -> float:
-    return max(0.0, delta - coef @ s)
-
-
-@njit(cache=True)
 def _grown_square(G: np.ndarray, size: int) -> np.ndarray:
     """The T x K x K Gram matrices ``G`` with room for ``size`` planes."""
     out = np.zeros((G.shape[0], size, size))
@@ -301,55 +290,6 @@ def _grown_planes(values: np.ndarray, rows: int) -> np.ndarray:
     out = np.zeros((values.shape[0], rows, values.shape[2]))
     out[:, :values.shape[1], :] = values
     return out
-
-
-@njit(cache=True)
-def _reg_value(w: np.ndarray, d: np.ndarray, single: bool) -> float:
-    """1/2 sum_j w_j^2 / d_j over d_j > 0 (1/2 ||w||^2 with one group)."""
-    if single:
-        return 0.5 * (w @ w)
-    total = 0.0
-    for j in range(w.shape[0]):
-        if d[j] > 0:
-            total += w[j] * w[j] / d[j]
-    return 0.5 * total
-
-
-@njit(cache=True)
-def _segment(w0: np.ndarray, d0: np.ndarray, w1: np.ndarray, d1: np.ndarray, single: bool) -> tuple[bool, float, float,
-             float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """r(t) = 1/2 sum (u + t du)^2 / (v + t dv) on the segment, over the features with weight at either
-    end: (quadratic, its three coefficients, u, du, v, dv) -- a quadratic when d is the same at both
-    ends (always with one group, where v = 1 wherever w is not 0)."""
-    if single:
-        du = w1 - w0
-        empty = np.zeros(0)
-        return True, 0.5 * (w0 @ w0), w0 @ du, du @ du, empty, empty, empty, empty
-    live = (d0 > 0) | (d1 > 0)
-    u, du, v, dv = w0[live], w1[live] - w0[live], d0[live], d1[live] - d0[live]
-    quadratic = not np.any(dv != 0.0)
-    a0 = a1 = a2 = 0.0
-    if quadratic:
-        a0, a1, a2 = 0.5 * np.sum(u * u / v), np.sum(u * du / v), np.sum(du * du / v)
-    return quadratic, a0, a1, a2, u, du, v, dv
-
-
-@njit(cache=True)
-def _reg(seg: tuple[bool, float, float, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-         t: float) -> tuple[float, float]:
-    """(r(t), r'(t)) of a :func:`_segment`."""
-    quadratic, a0, a1, a2, u, du, v, dv = seg
-    if quadratic:
-        return a0 + a1 * t + 0.5 * a2 * t * t, a1 + a2 * t
-    return ratio_terms(u, du, v, dv, t)
-
-
-@functools.cache
-def _as_function(oracle: Any) -> Any:
-    """The compiled ``oracle`` as a first-class function of ORACLE_TYPE, its address looked up once:
-    numba otherwise looks it up at every call (about 1 ms, as much as a small refit's whole loop)."""
-    oracle.compile(ORACLE_SIGNATURE)
-    return CompileResultWAP(oracle.overloads[ORACLE_SIGNATURE.args])
 
 
 # (position, dtype, ndim) of every array argument of the loop, from its signature
@@ -389,7 +329,7 @@ def loop_is_cached() -> bool:
 
 # Over 80 lines and 8 parameters: the whole inner iteration as one compiled call with its buffers allocated
 # once (numba caches no objects, so the working set travels as arrays), which is what makes it pay on small
-# problems; its steps are the Python loop's, in cutting_plane.py, named by the comments inside.
+# problems; its steps are cutting_plane's, its bookkeeping WorkingSet's, named by the comments inside.
 def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
           data: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, stride: int, m: int,
           bias: float,
@@ -428,8 +368,9 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
     records = np.empty((max(max_iter, 1), 5))
     recent = np.empty(STALL)
     kept = np.arange(T)            # the groups' indices on entry, of those still in the working set
-    best_w, best_d, best_s, best_coef = np.zeros(m), np.zeros(m), np.zeros(n), np.zeros(n)
-    best_wb, best_xi, best_value = 0.0, 0.0, np.inf
+    # the best point (cutting_plane.Point); with one group its d is never formed (r is 1/2 ||w||^2)
+    no_d = np.zeros(m)
+    best = (np.zeros(m), no_d, 0.0, np.zeros(n), np.zeros(n), 0.0, np.inf)
     rec_w, rec_wb, rec_xi, rec_value = np.zeros(m), 0.0, 0.0, np.inf
     have_best = False
     # the single-group master's factorised face, carried from one master to the next (active_set_from):
@@ -479,7 +420,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             group_age[t] = 0 if mu[t] > 1e-8 else group_age[t] + 1
         # -- the master's primal point: w = d * X' beta on the cache, w_b = bias sum(beta) --
         alpha = C * abar[:K]
-        d = best_d
+        d = no_d
         if not single:
             d = np.zeros(m)
             for t in range(T):
@@ -500,65 +441,11 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         s = _times(rows, dense, w, stride)
         s += bias * w_b
         if not have_best:
-            coef, dlt = oracle(y, s, params)
-            xi = _slack(coef, dlt, s)
-            best_w, best_d, best_wb, best_s, best_coef, best_xi = w, d, w_b, s, coef, xi
-            best_value = _reg_value(w, d, single) + 0.5 * w_b * w_b + C * xi
+            best, cut_coef, cut_delta = first_point(oracle, params, y, C, single, w, d, w_b, s)
             have_best = True
-            cut_coef, cut_delta = coef, dlt
         else:
-            # -- OCAS: the best point moves to the minimiser of F on the segment towards the master's --
-            seg = _segment(best_w, best_d, w, d, single)
-            db, ds = w_b - best_wb, s - best_s
-            s1 = ds * 1.0 + best_s
-            m_coef, m_delta = oracle(y, s1, params)
-            m_xi = _slack(m_coef, m_delta, s1)
-            r1, dr1 = _reg(seg, 1.0)
-            b1 = best_wb + db
-            f1 = r1 + 0.5 * b1 * b1 + C * m_xi
-            g1 = dr1 + b1 * db - (C * (m_coef @ ds) if m_xi > 0 else 0.0)
-            dr0 = _reg(seg, 0.0)[1]
-            g0 = dr0 + best_wb * db - (C * (best_coef @ ds) if best_xi > 0 else 0.0)
-            top_t, top_f = (0.0, best_value) if best_value <= f1 else (1.0, f1)
-            top_coef, top_xi = m_coef, m_xi
-            descending = g0 < 0          # else the best point stays where it is
-            if descending and g1 > 0:
-                lo, f_lo, hi, f_hi = 0.0, best_value, 1.0, f1
-                for _ in range(LINE_SEARCH_EVALS):
-                    trial = next_trial(lo, f_lo, g0, hi, f_hi, g1)
-                    st = ds * trial + best_s
-                    t_coef, t_delta = oracle(y, st, params)
-                    t_xi = _slack(t_coef, t_delta, st)
-                    bt = best_wb + trial * db
-                    rt, drt = _reg(seg, trial)
-                    f = rt + 0.5 * bt * bt + C * t_xi
-                    g = drt + bt * db - (C * (t_coef @ ds) if t_xi > 0 else 0.0)
-                    if f < top_f:
-                        top_t, top_f, top_coef, top_xi = trial, f, t_coef, t_xi
-                    lo, f_lo, g0, hi, f_hi, g1 = narrowed(trial, f, g, lo, f_lo, g0, hi, f_hi, g1)
-                    if hi - lo < 1e-3:
-                        break
-            if descending:
-                if top_t == 1.0:
-                    best_w, best_d, best_wb, best_s = w, d, w_b, s
-                    best_coef, best_xi, best_value = m_coef, m_xi, f1
-                elif top_t != 0.0:
-                    best_w = best_w + top_t * (w - best_w)
-                    best_d = d if single else best_d + top_t * (d - best_d)
-                    best_wb, best_s = best_wb + top_t * db, ds * top_t + best_s
-                    best_coef, best_xi, best_value = top_coef, top_xi, top_f
-            # -- the next plane at best + MU (master - best), or at the master if that cuts nothing --
-            c_w, c_d = best_w + MU * (w - best_w), d if single else best_d + MU * (d - best_d)
-            c_wb, c_s = best_wb + MU * (w_b - best_wb), (s - best_s) * MU + best_s
-            cut_coef, cut_delta = oracle(y, c_s, params)
-            c_xi = _slack(cut_coef, cut_delta, c_s)
-            c_value = _reg_value(c_w, c_d, single) + 0.5 * c_wb * c_wb + C * c_xi
-            if c_value < best_value:
-                best_w, best_d, best_wb, best_s = c_w, c_d, c_wb, c_s
-                best_coef, best_xi, best_value = cut_coef, c_xi, c_value
-            master_xi = (value - (f1 - C * m_xi)) / C
-            if cut_delta - cut_coef @ s <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
-                cut_coef, cut_delta = m_coef, m_delta
+            best, cut_coef, cut_delta = ocas_step(oracle, params, y, C, single, best, (w, d, w_b, s), value)
+        best_w, _, best_wb, _, _, best_xi, best_value = best
         gap = best_value - value
         penalty = float(best_w @ best_w) if budget == 0 else ksupport_sq_kernel(best_w, budget)
         objective = 0.5 * penalty + 0.5 * best_wb * best_wb + C * best_xi
@@ -567,17 +454,8 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         records[it, 0], records[it, 1], records[it, 2], records[it, 3] = objective, value, gap, K
         records[it, 4] = np.count_nonzero(best_w)
         it += 1
-        if gap <= C * tol:
-            status = CONVERGED
-            break
-        if it >= max_iter:
-            status = MAX_ITER
-            break
-        if it > STALL:
-            recent[:-1] = recent[1:]
-        recent[min(it, STALL) - 1] = value
-        if it >= STALL and recent[STALL - 1] - recent[0] <= 1e-12 * abs(recent[STALL - 1]) + 1e-300:
-            status = STALLED
+        status = stop_status(gap, C, tol, it, max_iter, recent, value)
+        if status != CONTINUE:
             break
         # -- planes unused for max_age solves leave (rows and columns everywhere, in order) --
         live = np.flatnonzero(age[:K] <= max_age)

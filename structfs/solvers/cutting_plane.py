@@ -7,13 +7,22 @@ For fixed feature groups t = 1..T (index sets of size <= B) the problem is
 whose restricted master over the planes found so far (``working_set.py``) is the QCQP of ``qcqp.py``.
 Everything here lives on the columns of the selected groups only (a column cache, ``data.py``), so an
 iteration costs O(nnz of the cached columns + n log n for the oracle + K * cached columns) and never
-touches the other features. This module is the iteration itself: the oracle at a point, the line
-search between the best point and the master's, and the stopping rules.
+touches the other features. This module is the iteration's steps, compiled: the oracle at a point, the
+OCAS line search between the best point and the master's and the next plane (:func:`ocas_step`), and the
+stopping rules (:func:`stop_status`); and :func:`inner_solve`, which drives them from Python.
+
+Two drivers take these steps. Data in memory run the whole iteration as one compiled call
+(``compiled_loop.py``, which keeps the working set in arrays); :func:`inner_solve` runs the solves that
+loop does not take -- data on disk or on a cluster (row blocks, coded planes), the group budget, and a
+multi-group master solved by ECOS (``master_solver="ecos"``, or where the compiled loop's interior-point
+master did not converge and it hands the working set back) -- with the working set's own methods for the
+master and the products with X, and the same compiled steps for the rest.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,6 +31,7 @@ import numpy as np
 from .._interrupt import check_interrupt
 from .._jit import njit
 from .data import matvec
+from .python_oracle import oracle_function
 
 if TYPE_CHECKING:
     from .data import ColumnCache
@@ -67,44 +77,10 @@ class InnerSettings:
         return replace(self, tol=tol)
 
 
-class _Point:
-    """A primal point of the restricted problem on the cache columns, with its oracle answer."""
-
-    __slots__ = ("w", "d", "w_b", "s", "coef", "delta", "xi", "value")
-    coef: np.ndarray        # the oracle's answer at the point (its most violated output), once evaluated
-    delta: float
-    xi: float
-    value: float            # the objective at the point
-
-    def __init__(self, w: np.ndarray, d: np.ndarray, w_b: float, s: np.ndarray) -> None:
-        self.w, self.d, self.w_b, self.s = w, d, w_b, s
-
-    def evaluate(self, y: np.ndarray, loss: LossOracle, C: float) -> _Point:
-        self.coef, self.delta = loss.oracle(y, self.s)
-        self.xi = max(0.0, self.delta - float(self.coef @ self.s))
-        ratio = np.divide(self.w * self.w, self.d, out=np.zeros_like(self.w), where=self.d > 0)
-        self.value = 0.5 * float(ratio.sum()) + 0.5 * self.w_b * self.w_b + C * self.xi
-        return self
-
-    def toward(self, other: _Point, t: float) -> _Point:
-        """The point (1 - t) * self + t * other (w, d, w_b and the scores are all affine in t)."""
-        return _Point(self.w + t * (other.w - self.w), self.d + t * (other.d - self.d),
-                      self.w_b + t * (other.w_b - self.w_b), _affine(self.s, other.s - self.s, t))
-
-
-def _affine(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
-    """a + t * b, written into b (the same operations, so the same bits, as the expression): the
-    scores are n-vectors, 160 MB each at n = 2e7, and each temporary counts in the peak."""
-    b *= t
-    b += a
-    return b
-
-
 @njit(cache=True)
 def ratio_terms(u: np.ndarray, du: np.ndarray, v: np.ndarray, dv: np.ndarray, t: float) -> tuple[float, float]:
     """(1/2 sum u_t^2 / v_t, sum r_t du - 1/2 r_t^2 dv) with u_t = u + t du, v_t = v + t dv, r_t = u_t / v_t
-    over the entries with v_t > 0: r(t) and r'(t) of the line search, compiled because the line search
-    evaluates them for every trial point of every plane."""
+    over the entries with v_t > 0: r(t) and r'(t) of the line search where d changes along the segment."""
     value, slope = 0.0, 0.0
     for i in range(u.shape[0]):
         v_t = v[i] + t * dv[i]
@@ -116,48 +92,51 @@ def ratio_terms(u: np.ndarray, du: np.ndarray, v: np.ndarray, dv: np.ndarray, t:
     return 0.5 * value, slope
 
 
-class _Segment:
-    """F(t) = r(t) + C xi(t) on the segment p0 + t (p1 - p0), with r(t) = 1/2 sum (u + t du)^2/(v + t dv).
+@njit(cache=True)
+def slack(coef: np.ndarray, delta: float, s: np.ndarray) -> float:
+    """xi of the output (coef, delta) at scores s: max(0, Delta - coef . s)."""
+    return max(0.0, delta - coef @ s)
 
-    When d is the same at both ends (always without a budget) r is a quadratic with three
-    precomputed coefficients; otherwise it is evaluated on the features with weight at either end.
-    A trial costs one oracle call on interpolated scores and never materialises w.
-    """
 
-    def __init__(self, p0: _Point, p1: _Point, C: float) -> None:
-        self.p0, self.C = p0, C
-        self.ds = p1.s - p0.s
-        self.b0, self.db = p0.w_b, p1.w_b - p0.w_b
-        dv = p1.d - p0.d
-        self.quadratic = not dv.any()
-        live = (p0.d > 0) | (p1.d > 0)
-        u, du, v = p0.w[live], p1.w[live] - p0.w[live], p0.d[live]
-        if self.quadratic:
-            self.coeffs = (0.5 * float(np.sum(u * u / v)), float(np.sum(u * du / v)), float(np.sum(du * du / v)))
-        else:
-            self.u, self.du, self.v, self.dv = u, du, v, dv[live]
+@njit(cache=True)
+def reg_value(w: np.ndarray, d: np.ndarray, single: bool) -> float:
+    """1/2 sum_j w_j^2 / d_j over d_j > 0 (1/2 ||w||^2 with one group, where d is 1 wherever w is not 0)."""
+    if single:
+        return 0.5 * (w @ w)
+    total = 0.0
+    for j in range(w.shape[0]):
+        if d[j] > 0:
+            total += w[j] * w[j] / d[j]
+    return 0.5 * total
 
-    def reg(self, t: float) -> tuple[float, float]:
-        """(r(t), r'(t))."""
-        b = self.b0 + t * self.db
-        if self.quadratic:
-            a0, a1, a2 = self.coeffs
-            return a0 + a1 * t + 0.5 * a2 * t * t + 0.5 * b * b, a1 + a2 * t + b * self.db
-        value, slope = ratio_terms(self.u, self.du, self.v, self.dv, t)
-        return value + 0.5 * b * b, slope + b * self.db
 
-    def slope(self, t: float, coef: np.ndarray, xi: float) -> float:
-        """F'(t) given the oracle's answer at t (a subgradient where F has a kink)."""
-        dr = self.reg(t)[1]
-        return dr - self.C * float(coef @ self.ds) if xi > 0 else dr
+@njit(cache=True)
+def segment(w0: np.ndarray, d0: np.ndarray, w1: np.ndarray, d1: np.ndarray, single: bool) -> tuple[bool, float, float,
+            float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """r(t) = 1/2 sum (u + t du)^2 / (v + t dv) on the segment, over the features with weight at either
+    end: (quadratic, its three coefficients, u, du, v, dv) -- a quadratic when d is the same at both
+    ends (always with one group)."""
+    if single:
+        du = w1 - w0
+        empty = np.zeros(0)
+        return True, 0.5 * (w0 @ w0), w0 @ du, du @ du, empty, empty, empty, empty
+    live = (d0 > 0) | (d1 > 0)
+    u, du, v, dv = w0[live], w1[live] - w0[live], d0[live], d1[live] - d0[live]
+    quadratic = not np.any(dv != 0.0)
+    a0 = a1 = a2 = 0.0
+    if quadratic:
+        a0, a1, a2 = 0.5 * np.sum(u * u / v), np.sum(u * du / v), np.sum(du * du / v)
+    return quadratic, a0, a1, a2, u, du, v, dv
 
-    def trial(self, t: float, y: np.ndarray, loss: LossOracle) -> tuple[float, float, tuple[np.ndarray, float, float]]:
-        """(F(t), F'(t), (coef, delta, xi)) with one oracle call."""
-        s = self.ds * t                # p0.s + t * ds, one n-vector allocated
-        s += self.p0.s
-        coef, delta = loss.oracle(y, s)
-        xi = max(0.0, delta - float(coef @ s))
-        return self.reg(t)[0] + self.C * xi, self.slope(t, coef, xi), (coef, delta, xi)
+
+@njit(cache=True)
+def reg(seg: tuple[bool, float, float, float, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        t: float) -> tuple[float, float]:
+    """(r(t), r'(t)) of a :func:`segment`."""
+    quadratic, a0, a1, a2, u, du, v, dv = seg
+    if quadratic:
+        return a0 + a1 * t + 0.5 * a2 * t * t, a1 + a2 * t
+    return ratio_terms(u, du, v, dv, t)
 
 
 # Trial points of the line search beyond its end point.
@@ -167,7 +146,7 @@ LINE_SEARCH_EVALS = 3
 @njit(cache=True)
 def next_trial(lo: float, f_lo: float, g_lo: float, hi: float, f_hi: float, g_hi: float) -> float:
     """The line search's next trial: where the tangents at the bracket's ends meet, kept 5% of its width
-    inside it (F is convex and piecewise smooth). Compiled: the compiled loop takes the same steps."""
+    inside it (F is convex and piecewise smooth)."""
     width = hi - lo
     t = (f_hi - f_lo + g_lo * lo - g_hi * hi) / (g_lo - g_hi)
     return min(max(t, lo + 0.05 * width), hi - 0.05 * width)
@@ -184,43 +163,110 @@ def narrowed(t: float, f: float, g: float, lo: float, f_lo: float, g_lo: float, 
     return lo, f_lo, g_lo, t, f, g
 
 
-def line_search(best: _Point, cand: _Point, y: np.ndarray, loss: LossOracle, C: float,
-                max_evals: int = LINE_SEARCH_EVALS) -> _Point:
-    """Approximately minimise the convex F on the segment [best, cand]; returns the best point seen.
+# A point of the restricted problem with its oracle answer: (w, d, w_b, s, coef, xi, F) -- the weights on
+# the cache's columns, the group weights d, the bias weight, the scores, the most violated output's
+# coefficients at s and its slack, and the objective F = r + 1/2 w_b^2 + C xi there.
+Point = tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray, float, float]
 
-    Tangent-intersection steps safeguarded to stay inside the bracket (F is convex and piecewise
-    smooth); every trial costs one oracle call on interpolated scores, no pass over X. ``cand``
-    leaves evaluated.
-    """
-    seg = _Segment(best, cand, C)
-    g0 = seg.slope(0.0, best.coef, best.xi)
-    f1, g1, answer = seg.trial(1.0, y, loss)
-    cand.coef, cand.delta, cand.xi = answer
-    cand.value = f1
-    if g0 >= 0:
-        return best
-    lo, f_lo, hi, f_hi = 0.0, best.value, 1.0, f1
-    top_t, top_f = (0.0, best.value) if best.value <= f1 else (1.0, f1)
-    top: tuple[np.ndarray, float, float] | None = None
-    if g1 > 0:
-        for _ in range(max_evals):
-            t = next_trial(lo, f_lo, g0, hi, f_hi, g1)
-            f, g, answer = seg.trial(t, y, loss)
+
+# Over 8 parameters: the oracle and its inputs, C and the form of r, and the point (w, d, w_b, s).
+@njit(cache=True)
+def first_point(oracle: Any, params: np.ndarray, y: np.ndarray, C: float, single: bool, w: np.ndarray, d: np.ndarray,
+                w_b: float, s: np.ndarray) -> tuple[Point, np.ndarray, float]:
+    """(the point, the plane (coef, delta) at it) of the first iteration, at the master's solution."""
+    coef, delta = oracle(y, s, params)
+    xi = slack(coef, delta, s)
+    return (w, d, w_b, s, coef, xi, reg_value(w, d, single) + 0.5 * w_b * w_b + C * xi), coef, delta
+
+
+# Over 8 parameters: the oracle and its inputs, C and the form of r, the best point and the master's.
+@njit(cache=True)
+def ocas_step(oracle: Any, params: np.ndarray, y: np.ndarray, C: float, single: bool, best: Point,
+              master: tuple[np.ndarray, np.ndarray, float, np.ndarray], master_value: float,
+              ) -> tuple[Point, np.ndarray, float]:
+    """One OCAS step after the master's solve: (the new best point, the next plane (coef, delta)).
+
+    The best point moves to the approximate minimiser of the convex F on the segment towards the
+    master's solution ``master`` = (w, d, w_b, s) -- tangent-intersection trials kept inside the bracket,
+    each one oracle call on interpolated scores, no pass over X -- and the next plane is generated at
+    best + MU (master - best). In-out safeguard: a stabilised plane that does not cut off the master's
+    solution would stall the lower bound; then the plane is the most violated output at the master's
+    solution. ``master_value`` is the restricted master's optimum (a lower bound of F)."""
+    best_w, best_d, best_wb, best_s, best_coef, best_xi, best_value = best
+    w, d, w_b, s = master
+    seg = segment(best_w, best_d, w, d, single)
+    db, ds = w_b - best_wb, s - best_s
+    s1 = ds * 1.0 + best_s
+    m_coef, m_delta = oracle(y, s1, params)
+    m_xi = slack(m_coef, m_delta, s1)
+    r1, dr1 = reg(seg, 1.0)
+    b1 = best_wb + db
+    f1 = r1 + 0.5 * b1 * b1 + C * m_xi
+    g1 = dr1 + b1 * db - (C * (m_coef @ ds) if m_xi > 0 else 0.0)
+    dr0 = reg(seg, 0.0)[1]
+    g0 = dr0 + best_wb * db - (C * (best_coef @ ds) if best_xi > 0 else 0.0)
+    top_t, top_f = (0.0, best_value) if best_value <= f1 else (1.0, f1)
+    top_coef, top_xi = m_coef, m_xi
+    descending = g0 < 0          # else the best point stays where it is
+    if descending and g1 > 0:
+        lo, f_lo, hi, f_hi = 0.0, best_value, 1.0, f1
+        for _ in range(LINE_SEARCH_EVALS):
+            trial = next_trial(lo, f_lo, g0, hi, f_hi, g1)
+            st = ds * trial + best_s
+            t_coef, t_delta = oracle(y, st, params)
+            t_xi = slack(t_coef, t_delta, st)
+            bt = best_wb + trial * db
+            rt, drt = reg(seg, trial)
+            f = rt + 0.5 * bt * bt + C * t_xi
+            g = drt + bt * db - (C * (t_coef @ ds) if t_xi > 0 else 0.0)
             if f < top_f:
-                top_t, top_f, top = t, f, answer
-            del answer                 # only the best trial's coefficients (an n-vector) are kept
-            lo, f_lo, g0, hi, f_hi, g1 = narrowed(t, f, g, lo, f_lo, g0, hi, f_hi, g1)
+                top_t, top_f, top_coef, top_xi = trial, f, t_coef, t_xi
+            lo, f_lo, g0, hi, f_hi, g1 = narrowed(trial, f, g, lo, f_lo, g0, hi, f_hi, g1)
             if hi - lo < 1e-3:
                 break
-    if top_t == 0.0:
-        return best
-    if top_t == 1.0:
-        return cand
-    point = best.toward(cand, top_t)
-    assert top is not None         # 0 < top_t < 1: a trial was the best
-    point.coef, point.delta, point.xi = top
-    point.value = top_f
-    return point
+    if descending:
+        if top_t == 1.0:
+            best_w, best_d, best_wb, best_s = w, d, w_b, s
+            best_coef, best_xi, best_value = m_coef, m_xi, f1
+        elif top_t != 0.0:
+            best_w = best_w + top_t * (w - best_w)
+            best_d = d if single else best_d + top_t * (d - best_d)
+            best_wb, best_s = best_wb + top_t * db, ds * top_t + best_s
+            best_coef, best_xi, best_value = top_coef, top_xi, top_f
+    # the next plane at best + MU (master - best), or at the master if that cuts nothing
+    c_w, c_d = best_w + MU * (w - best_w), d if single else best_d + MU * (d - best_d)
+    c_wb, c_s = best_wb + MU * (w_b - best_wb), (s - best_s) * MU + best_s
+    cut_coef, cut_delta = oracle(y, c_s, params)
+    c_xi = slack(cut_coef, cut_delta, c_s)
+    c_value = reg_value(c_w, c_d, single) + 0.5 * c_wb * c_wb + C * c_xi
+    if c_value < best_value:
+        best_w, best_d, best_wb, best_s = c_w, c_d, c_wb, c_s
+        best_coef, best_xi, best_value = cut_coef, c_xi, c_value
+    master_xi = (master_value - (f1 - C * m_xi)) / C
+    if cut_delta - cut_coef @ s <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
+        cut_coef, cut_delta = m_coef, m_delta
+    return (best_w, best_d, best_wb, best_s, best_coef, best_xi, best_value), cut_coef, cut_delta
+
+
+CONTINUE, CONVERGED, MAX_ITER, STALLED = -1, 0, 1, 2
+STATUS = ("converged", "max_iter", "stalled")
+
+
+@njit(cache=True)
+def stop_status(gap: float, C: float, tol: float, it: int, max_iter: int, recent: np.ndarray, value: float) -> int:
+    """After iteration ``it`` (from 1) of at most ``max_iter``: CONVERGED when the gap is <= C tol, MAX_ITER,
+    STALLED when the master value ``value`` has not increased over the last STALL iterations (the master
+    solver's accuracy is exhausted; ``recent``, of length STALL, keeps those values), else CONTINUE."""
+    if gap <= C * tol:
+        return CONVERGED
+    if it >= max_iter:
+        return MAX_ITER
+    if it > STALL:
+        recent[:-1] = recent[1:]
+    recent[min(it, STALL) - 1] = value
+    if it >= STALL and recent[STALL - 1] - recent[0] <= 1e-12 * abs(recent[STALL - 1]) + 1e-300:
+        return STALLED
+    return CONTINUE
 
 
 def inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOracle, state: BestIterate,
@@ -233,63 +279,61 @@ def inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOra
     Plain cutting planes generate each plane at the master's solution, which oscillates wildly on
     nearly separable problems (R8 "earn" needs ~2000 planes for a 1e-3 gap). Following OCAS (Franc &
     Sonnenburg 2008), the best point moves to the minimiser of F on the segment towards the master's
-    solution and the next plane is generated at best + MU * (master - best). Any plane is a valid
-    cut, the master value is a lower bound and the best point an upper bound of the restricted
-    problem, so the stopping test is the usual one.
+    solution and the next plane is generated at best + MU * (master - best) (:func:`ocas_step`). Any
+    plane is a valid cut, the master value is a lower bound and the best point an upper bound of the
+    restricted problem, so the stopping test is the usual one.
 
-    ``settings``: the :class:`InnerSettings`; ``outer`` is the feature group's number, for the
+    This driver keeps the working set in Python (its master, the products with X through the column
+    cache, whatever holds the rows) and takes every other step compiled, the steps the compiled loop
+    takes. ``settings``: the :class:`InnerSettings`; ``outer`` is the feature group's number, for the
     records. ``state`` carries the running best iterate and the iteration count across calls. Returns
-    (status, value of the restricted problem's master), status
-    "converged", "max_iter", or "stalled" when the master value stopped increasing for STALL
-    iterations (the conic solver's accuracy is exhausted; the point is as good as it can certify).
+    (status, value of the restricted problem's master), status "converged", "max_iter", or "stalled"
+    (:func:`stop_status`).
     """
     C, bias = ws.C, ws.bias
-    tol, max_iter, max_age, callback = settings.tol, settings.max_iter, settings.max_age, settings.callback
+    tol, max_age, callback = settings.tol, settings.max_age, settings.callback
+    max_iter = settings.max_iter - state.n_iter
+    oracle, params, python_call = oracle_function(loss)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    # as in the compiled loop: a solve that starts with one group keeps it (groups only leave)
+    single = len(ws.groups) == 1
     best = None
-    recent: list[float] = []  # master values of the last iterations, to detect a stalled master
-    while True:
-        check_interrupt()
-        t0 = time.perf_counter()
-        # The master needs to be accurate to a small fraction of the gap we stop at, no more.
-        sol = ws.solve_master(qp_tol=1e-3 * C * tol)
-        d = cache.weights(ws)
-        direction, beta_sum = ws.direction_on(cache)
-        w = d * direction
-        w_b = bias * beta_sum
-        scores = matvec(cache.X, w)
-        scores += bias * w_b
-        master_point = _Point(w, d, w_b, scores)
-        if best is None:
-            best = cut = master_point.evaluate(y, loss, C)
-        else:
-            best = line_search(best, master_point, y, loss, C)
-            cut = best.toward(master_point, MU).evaluate(y, loss, C)
-            if cut.value < best.value:
-                best = cut
-            # In-out safeguard: a stabilised plane that does not cut off the master's solution would
-            # stall the lower bound; then take the plain cutting plane there (most violated at it).
-            master_xi = (sol.value - (master_point.value - C * master_point.xi)) / C
-            if cut.delta - float(cut.coef @ master_point.s) <= master_xi + 1e-9 * max(1.0, abs(master_xi)):
-                cut = master_point
-        gap = best.value - sol.value
-        objective = state.record(best.w, best.w_b, best.xi, cache.cols)
-        state.n_iter += 1
-        converged = gap <= C * tol
-        callback(dict(outer=outer, iteration=state.n_iter, objective=objective,
-                      master=sol.value, inner_gap=gap, planes=ws.K, features=int(np.count_nonzero(best.w)),
-                      solver=sol.solver, seconds=time.perf_counter() - t0))
-        if converged:
-            return "converged", sol.value
-        if state.n_iter >= max_iter:
-            return "max_iter", sol.value
-        recent = (recent + [sol.value])[-STALL:]
-        if len(recent) == STALL and recent[-1] - recent[0] <= 1e-12 * abs(recent[-1]) + 1e-300:
-            state.stalled = True       # the master solver's accuracy is exhausted
-            return "stalled", sol.value
-        keep = ws.age <= max_age
-        if not keep.all():
-            ws.drop_planes(keep)
-        ws.drop_groups(max_age)
-        ws.add_plane(cut.coef, cut.delta)
-        # the stored plane is all the next iteration needs of these points (two n-vectors each)
-        del cut, master_point
+    recent = np.empty(STALL)
+    it = 0
+    with python_call if python_call is not None else nullcontext():
+        while True:
+            check_interrupt()
+            t0 = time.perf_counter()
+            # The master needs to be accurate to a small fraction of the gap we stop at, no more.
+            sol = ws.solve_master(qp_tol=1e-3 * C * tol)
+            d = np.ascontiguousarray(cache.weights(ws), dtype=np.float64)
+            direction, beta_sum = ws.direction_on(cache)
+            w = np.ascontiguousarray(d * direction, dtype=np.float64)
+            w_b = float(bias * beta_sum)
+            scores = np.ascontiguousarray(matvec(cache.X, w), dtype=np.float64)
+            scores += bias * w_b
+            if best is None:
+                best, coef, delta = first_point(oracle, params, y, C, single, w, d, w_b, scores)
+            else:
+                best, coef, delta = ocas_step(oracle, params, y, C, single, best, (w, d, w_b, scores), sol.value)
+            if python_call is not None:
+                python_call.raise_failure()
+            it += 1
+            best_w, _, best_wb, _, _, best_xi, best_value = best
+            gap = best_value - sol.value
+            objective = state.record(best_w, best_wb, best_xi, cache.cols)
+            state.n_iter += 1
+            callback(dict(outer=outer, iteration=state.n_iter, objective=objective,
+                          master=sol.value, inner_gap=gap, planes=ws.K, features=int(np.count_nonzero(best_w)),
+                          solver=sol.solver, seconds=time.perf_counter() - t0))
+            status = stop_status(gap, C, tol, it, max_iter, recent, sol.value)
+            if status != CONTINUE:
+                state.stalled = state.stalled or status == STALLED
+                return STATUS[status], sol.value
+            keep = ws.age <= max_age
+            if not keep.all():
+                ws.drop_planes(keep)
+            ws.drop_groups(max_age)
+            ws.add_plane(coef, delta)
+            # the stored plane is all the next iteration needs of these (n-vectors)
+            del coef, scores

@@ -16,6 +16,7 @@ would read past its end.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 from types import TracebackType
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numba
 import numpy as np
+from numba import types
+from numba.core.types.function_type import CompileResultWAP
 
 from .._jit import njit
 
@@ -88,9 +91,27 @@ def _bridge(y: np.ndarray, s: np.ndarray, params: np.ndarray) -> tuple[np.ndarra
     return coef, delta
 
 
-def compiled_oracle(loss: LossOracle) -> tuple[Any, np.ndarray, PythonOracle | None]:
-    """(the compiled oracle function, its params, the Python call to enter around the loop or None)."""
+# What ``Loss.jit_oracle`` must be: (y, s, params) -> (coef, delta), float64 C-contiguous vectors. Compiled
+# code takes the oracle as a function of this type, not as the numba dispatcher it is: numba compiles (and
+# caches on disk) one loop for every such oracle, where a dispatcher argument made each process compile
+# the loop again for each loss (16 s each).
+ORACLE_SIGNATURE = types.Tuple((types.float64[::1], types.float64))(types.float64[::1], types.float64[::1],
+                                                                    types.float64[::1])
+ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
+
+
+@functools.cache
+def as_function(oracle: Any) -> Any:
+    """The compiled ``oracle`` as a first-class function of ORACLE_TYPE, its address looked up once:
+    numba otherwise looks it up at every call (about 1 ms, as much as a small refit's whole loop)."""
+    oracle.compile(ORACLE_SIGNATURE)
+    return CompileResultWAP(oracle.overloads[ORACLE_SIGNATURE.args])
+
+
+def oracle_function(loss: LossOracle) -> tuple[Any, np.ndarray, PythonOracle | None]:
+    """(``loss``'s oracle as a function of ORACLE_TYPE, its params, the Python call to enter around the
+    compiled code that calls it, or None for a compiled oracle)."""
     if loss.jit_oracle is not None:
-        return loss.jit_oracle, np.asarray(loss.jit_params, dtype=np.float64), None
+        return as_function(loss.jit_oracle), np.asarray(loss.jit_params, dtype=np.float64), None
     call = PythonOracle(loss)
-    return _bridge, call.params, call
+    return as_function(_bridge), call.params, call
