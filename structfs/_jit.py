@@ -7,6 +7,7 @@ compiled without a cache: every process compiles it again, but everything works.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import numba
 import numpy as np
 from numba.core import event
 from numba.core.registry import CPUDispatcher
+from numba.core.types.function_type import CompileResultWAP
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -102,6 +104,16 @@ def njit(*signature: Any, **options: Any) -> Callable[[_F], _F]:
                 raise
             return numba.njit(*signature, **{**options, "cache": False})(function)
     return decorate
+
+
+@functools.cache
+def first_class(function: Any, signature: Any) -> Any:
+    """The njit ``function`` compiled for ``signature`` as a first-class function value (numba's
+    ``FunctionType``), its address looked up once: compiled code takes oracles and penalties this way, one
+    loop for all of them where a dispatcher argument compiles a loop per function, and numba otherwise
+    looks the address up at every call (about 1 ms, as much as a small refit's whole loop)."""
+    function.compile(signature)
+    return CompileResultWAP(function.overloads[signature.args])
 
 
 # Above this length compiled code sorts through NumPy (an object-mode block, about a microsecond of

@@ -32,7 +32,7 @@ from .._interrupt import PENDING, check_interrupt
 from .._jit import njit
 from .cutting_plane import CONTINUE, MAX_ITER, STALL, STALLED, STATUS, first_point, inner_solve, ocas_step, stop_status
 from .data import compressed_dot_blocks
-from .objective import ksupport_sq_kernel
+from .penalties import PENALTY_TYPE
 from .plane_store import DensePlanes
 from .python_oracle import ORACLE_TYPE, oracle_function
 from .qcqp import simplex_weights
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
 _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, types.Tuple((_INDEX, _INDEX, _VECTOR)),
               _MATRIX, types.int64, types.int64, types.float64,
-              types.float64, types.float64, types.int64, types.int64, types.int64, types.boolean, _MATRIX,
+              types.float64, types.float64, types.int64, types.int64, PENALTY_TYPE, _VECTOR, types.boolean, _MATRIX,
               types.int64, _VECTOR, _INDEX, _VECTOR, _VECTOR, types.int64[:, ::1], _INDEX, types.float64[:, :, ::1],
               types.float64[:, :, ::1], _VECTOR, _INDEX, _INDEX, _INDEX)
 
@@ -66,13 +66,14 @@ def solve_restricted(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: Lo
 def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOracle, state: BestIterate,
                          settings: InnerSettings, outer: int) -> tuple[str, float] | None:
     """:func:`cutting_plane.inner_solve` by the compiled loop; None when the solve is not one it covers
-    (data on disk, the group penalty, ECOS as the master solver) or when its master failed and the
-    Python loop is to continue. A loss without a compiled oracle is called through
+    (data on disk, a penalty without a compiled value, ECOS as the master solver) or when its master
+    failed and the Python driver is to continue. A loss without a compiled oracle is called through
     :mod:`.python_oracle`; what its oracle raises is raised here."""
-    penalty = state.penalty
     groups = ws.groups
-    if (not groups or penalty.compiled_budget is None
-            or not isinstance(ws.planes, DensePlanes) or (len(groups) > 1 and ws.master_solver != "ipm")):
+    if not groups or not isinstance(ws.planes, DensePlanes) or (len(groups) > 1 and ws.master_solver != "ipm"):
+        return None
+    penalty = state.penalty.compiled_value(cache.cols)
+    if penalty is None:
         return None
     by_values = all(g.keep_values for g in groups)
     if not by_values and (len(groups) > 1 or not np.array_equal(groups[0].cols, cache.cols)):
@@ -97,13 +98,12 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
         if by_values:
             values[t, :K, :lengths[t]] = g.values.coef
         grams[t, :K, :K] = g.G
-    budget = penalty.compiled_budget
     oracle, params, python_call = oracle_function(loss)
     failed = np.zeros(1, dtype=np.int64) if python_call is None else python_call.failed
     y = np.ascontiguousarray(y, dtype=np.float64)
     args = (oracle, params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
             float(ws.bias),
-            float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), int(budget),
+            float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), *penalty,
             bool(by_values), ws.planes.buffer, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
             feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
             np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64), PENDING,
@@ -332,9 +332,8 @@ def loop_is_cached() -> bool:
 # problems; its steps are cutting_plane's, its bookkeeping WorkingSet's, named by the comments inside.
 def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
           data: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, stride: int, m: int,
-          bias: float,
-          C: float, tol: float, max_iter: int,
-          max_age: int, budget: int, by_values: bool, coef_buf: np.ndarray, K: int, delta: np.ndarray,
+          bias: float, C: float, tol: float, max_iter: int, max_age: int, penalty: Any, penalty_params: np.ndarray,
+          by_values: bool, coef_buf: np.ndarray, K: int, delta: np.ndarray,
           age: np.ndarray, coef_sum: np.ndarray, abar: np.ndarray, positions: np.ndarray, lengths: np.ndarray,
           values: np.ndarray, grams: np.ndarray, mu: np.ndarray, group_age: np.ndarray,
           interrupt: np.ndarray, failed: np.ndarray) -> tuple[Any, ...]:
@@ -447,8 +446,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             best, cut_coef, cut_delta = ocas_step(oracle, params, y, C, single, best, (w, d, w_b, s), value)
         best_w, _, best_wb, _, _, best_xi, best_value = best
         gap = best_value - value
-        penalty = float(best_w @ best_w) if budget == 0 else ksupport_sq_kernel(best_w, budget)
-        objective = 0.5 * penalty + 0.5 * best_wb * best_wb + C * best_xi
+        objective = penalty(best_w, penalty_params) + 0.5 * best_wb * best_wb + C * best_xi
         if objective < rec_value:           # the iterate of the lowest true objective (BestIterate)
             rec_w, rec_wb, rec_xi, rec_value = best_w.copy(), best_wb, best_xi, objective
         records[it, 0], records[it, 1], records[it, 2], records[it, 3] = objective, value, gap, K

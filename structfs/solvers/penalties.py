@@ -14,8 +14,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numba import types
 
-from .objective import ksupport_sq
+from .._jit import first_class, njit
+from .objective import ksupport_sq, ksupport_sq_kernel
 
 if TYPE_CHECKING:
     from .working_set import WorkingSet
@@ -34,13 +36,17 @@ class Penalty:
     """
 
     budget: int | None = None
-    # The budget the compiled loop solves the restricted problem for (0: ½‖w‖²); None where the loop does
-    # not cover the penalty and the Python loop runs instead.
-    compiled_budget: int | None = None
 
     def value(self, w: Any, cols: np.ndarray | None = None) -> float:
         """The penalty of weights ``w`` on the columns ``cols`` (None: every column, in order)."""
         raise NotImplementedError
+
+    def compiled_value(self, cols: np.ndarray) -> tuple[Any, np.ndarray] | None:
+        """:meth:`value` on the columns ``cols`` for compiled code: (a function of PENALTY_TYPE, (w, params)
+        -> float, and its params, a float64 vector), or None where only :meth:`value` computes it (the
+        restricted problems are then solved by the Python driver). A subclass that changes ``value``
+        changes this too."""
+        return None
 
     def on_columns(self, columns: np.ndarray) -> Penalty:
         """The penalty of the problem restricted to ``columns`` (the columns that occur in X)."""
@@ -86,10 +92,11 @@ class Penalty:
 class SquaredL2(Penalty):
     """½‖w‖²: one group of every feature, nothing to generate."""
 
-    compiled_budget = 0
-
     def value(self, w: Any, cols: np.ndarray | None = None) -> float:
         return 0.5 * ksupport_sq(w, None)
+
+    def compiled_value(self, cols: np.ndarray) -> tuple[Any, np.ndarray] | None:
+        return first_class(_half_squared_norm, PENALTY_SIGNATURE), np.zeros(0)
 
     def __repr__(self) -> str:
         return "SquaredL2()"
@@ -102,11 +109,13 @@ class BSupport(Penalty):
 
     def __init__(self, budget: int) -> None:
         self.budget = int(budget)
-        self.compiled_budget = self.budget
 
     def value(self, w: Any, cols: np.ndarray | None = None) -> float:
         """The penalty of weights ``w`` on the columns ``cols`` (the norm does not depend on which)."""
         return 0.5 * ksupport_sq(w, self.budget)
+
+    def compiled_value(self, cols: np.ndarray) -> tuple[Any, np.ndarray] | None:
+        return first_class(_half_ksupport_sq, PENALTY_SIGNATURE), np.array([float(self.budget)])
 
     def restricted(self, n_features: int, max_features: int | None) -> Penalty:
         """The penalty actually solved for on ``n_features`` columns under the cap ``max_features``: no
@@ -142,7 +151,6 @@ class GroupBSupport(BSupport):
 
     def __init__(self, budget: int, groups: Any) -> None:
         super().__init__(budget)
-        self.compiled_budget = None     # the compiled loop knows no groups of features
         self.groups = np.asarray(groups, dtype=np.intp)
         self.n_groups = int(self.groups.max()) + 1 if self.groups.size else 0
 
@@ -150,6 +158,14 @@ class GroupBSupport(BSupport):
         groups = self.groups if cols is None else self.groups[np.asarray(cols, dtype=np.intp)]
         sq_norms = np.bincount(groups, weights=np.asarray(w, dtype=float) ** 2, minlength=self.n_groups)
         return 0.5 * ksupport_sq(np.sqrt(sq_norms), self.budget)
+
+    def compiled_value(self, cols: np.ndarray) -> tuple[Any, np.ndarray] | None:
+        """None: group budgets are solved by the Python driver. The compiled loop could solve them too (the
+        group norm is the only difference, at the same cost per fit), but the shared-budget searches then
+        take other paths by round-off, and on labels that the budget leaves almost without words such a
+        path decides which side of the shared cut they fall (docs/multilabel.md); they stay on the
+        driver they were measured with."""
+        return None
 
     def on_columns(self, columns: np.ndarray) -> Penalty:
         return GroupBSupport(self.budget, group_indices(self.groups[columns]))
@@ -174,6 +190,22 @@ class GroupBSupport(BSupport):
 
 def _squared_norm(v: np.ndarray) -> float:
     return float(v @ v)
+
+
+# What a penalty's compiled value must be (Penalty.compiled_value): (w, params) -> float, w the weights on
+# the restricted problem's columns, params a float64 vector of the penalty's settings.
+PENALTY_SIGNATURE = types.float64(types.float64[::1], types.float64[::1])
+PENALTY_TYPE = types.FunctionType(PENALTY_SIGNATURE)
+
+
+@njit(cache=True)
+def _half_squared_norm(w: np.ndarray, params: np.ndarray) -> float:
+    return 0.5 * (w @ w)
+
+
+@njit(cache=True)
+def _half_ksupport_sq(w: np.ndarray, params: np.ndarray) -> float:
+    return 0.5 * ksupport_sq_kernel(w, int(params[0]))
 
 
 def group_indices(groups: Any) -> np.ndarray:

@@ -16,7 +16,6 @@ would read past its end.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 from types import TracebackType
@@ -25,9 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numba
 import numpy as np
 from numba import types
-from numba.core.types.function_type import CompileResultWAP
 
-from .._jit import njit
+from .._jit import first_class, njit
 
 if TYPE_CHECKING:
     from .cutting_plane import LossOracle
@@ -100,18 +98,10 @@ ORACLE_SIGNATURE = types.Tuple((types.float64[::1], types.float64))(types.float6
 ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
 
 
-@functools.cache
-def as_function(oracle: Any) -> Any:
-    """The compiled ``oracle`` as a first-class function of ORACLE_TYPE, its address looked up once:
-    numba otherwise looks it up at every call (about 1 ms, as much as a small refit's whole loop)."""
-    oracle.compile(ORACLE_SIGNATURE)
-    return CompileResultWAP(oracle.overloads[ORACLE_SIGNATURE.args])
-
-
 def oracle_function(loss: LossOracle) -> tuple[Any, np.ndarray, PythonOracle | None]:
     """(``loss``'s oracle as a function of ORACLE_TYPE, its params, the Python call to enter around the
     compiled code that calls it, or None for a compiled oracle)."""
     if loss.jit_oracle is not None:
-        return as_function(loss.jit_oracle), np.asarray(loss.jit_params, dtype=np.float64), None
+        return first_class(loss.jit_oracle, ORACLE_SIGNATURE), np.asarray(loss.jit_params, dtype=np.float64), None
     call = PythonOracle(loss)
-    return as_function(_bridge), call.params, call
+    return first_class(_bridge, ORACLE_SIGNATURE), call.params, call
