@@ -24,8 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._validation import check_magnitude, check_positive_float, keeps_state_on_failure
 from .estimators import check_parameters
 from .losses import Loss
-from .model_selection import SearchData, StructSVMCV
-from .model_selection._grid import budget_under_cap, check_grid
+from .model_selection import SearchData, StructSVMCV, budget_under_cap, check_grid
 
 __all__ = ["MILESEmbedding", "MILESClassifier", "SIGMA_FACTORS", "check_bags"]
 

@@ -348,8 +348,7 @@ class MultiLabelStructSVMCV(_MultiLabelMixin, ClassifierMixin, BaseEstimator):
     @keeps_state_on_failure
     def fit(self, X: MatrixLike, Y: ArrayLike) -> Self:
         """As MultiLabelStructSVM.fit, choosing C and the budget first."""
-        from .model_selection import StructSVMCV
-        from .model_selection._grid import default_budgets
+        from .model_selection import StructSVMCV, default_budgets
 
         self._joint_loss(1)
         max_features = _check_budget(self.max_features, "max_features")

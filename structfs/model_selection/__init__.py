@@ -11,6 +11,12 @@ cross-validation along each fold's feature-generation path.
 """
 from ._data import SearchData
 from ._grid import DEFAULT_BUDGETS, DEFAULT_C_PER_SAMPLE
+
+# the grid rules the package's other searches (MILESClassifier, MultiLabelStructSVMCV) apply to their own
+# units (instances, groups of labels' weights); not part of __all__
+from ._grid import budget_under_cap as budget_under_cap
+from ._grid import check_grid as check_grid
+from ._grid import default_budgets as default_budgets
 from ._path import best_threshold
 from ._scoring import check_scoring
 from ._search import FALLBACK_LOSS, StructSVMCV
