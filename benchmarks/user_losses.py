@@ -11,7 +11,7 @@ the first call of a fresh loss object (it compiles fn and verifies that Delta is
 the exhaustive search over every table (the oracle where Delta is not monotone). ``--fits`` prints
 instead one ``StructSVM(C=100)`` fit on ``make_classification(2000, 20)`` with 5% and 50% positives:
 loss "f1" against the numpy MCC loss, by branch and bound and over every table (seconds, objective),
-and the same fit with the compiled loop switched off (the Python loop).
+and the same fit with the compiled loop switched off (the Python driver).
 """
 import argparse
 import time
@@ -79,7 +79,7 @@ def _fit_seconds(loss, X, y, python_loop=False):
 def fits():
     from sklearn.datasets import make_classification
 
-    print("| positives | loss | seconds | the same in the Python loop, s | objective | planes |")
+    print("| positives | loss | seconds | the same in the Python driver, s | objective | planes |")
     print("|---|---|---|---|---|---|")
     for weight in (0.95, 0.5):
         X, y = make_classification(2000, 20, weights=[weight], random_state=0)

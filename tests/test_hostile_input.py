@@ -163,7 +163,7 @@ def test_converged_is_the_certificate(seed):
 def test_a_budgeted_fit_on_raw_columns_of_scale_1e3_certifies_its_objective():
     """make_classification features x 1000, budget 2: the compiled loop kept interior-point masters that
     had not converged and ended, after 687 planes and 142 s, at objective 417.8 with a bound of 1e-5;
-    the Python loop's method (ECOS for such a master) certifies 369.88 in about 400 planes."""
+    the Python driver's method (ECOS for such a master) certifies 369.88 in about 400 planes."""
     from sklearn.datasets import make_classification
 
     X, y = make_classification(500, 30, random_state=0)

@@ -1,4 +1,4 @@
-"""A loss's Python oracle called from the compiled loop: same fits as the Python loop (test_solvers),
+"""A loss's Python oracle called from the compiled loop: same fits as the Python driver (test_solvers),
 and what the oracle raises or answers wrongly reaches the caller instead of being lost in compiled code."""
 import numpy as np
 import pytest

@@ -624,7 +624,7 @@ def test_top_pairs_equal_brute_force_on_sparse_and_dense_data():
 @pytest.mark.parametrize("n,m", [(40, 12), (30, 90)])       # 90 > 2n: planes not kept on the group
 def test_compiled_loop_takes_the_python_loops_steps(monkeypatch, loss_name, sparse, n, m):
     """Unbudgeted fits (and the debiasing refits sharing planes) through the compiled inner loop give
-    the Python loop's model, for losses with and without a compiled oracle: the same steps (up to the
+    the Python driver's model, for losses with and without a compiled oracle: the same steps (up to the
     order of floating-point sums, which can move the last plane by one), the same objective and bound,
     the same weights."""
     from structfs.solvers import compiled_loop
@@ -693,7 +693,7 @@ def test_compiled_loop_stops_at_max_iter_as_the_python_loop(monkeypatch):
 @pytest.mark.parametrize("sparse", [False, True])
 def test_compiled_loop_runs_feature_generation_to_the_python_loops_answer(monkeypatch, loss_name, sparse):
     """Budgeted fits: the restricted solves over several groups run compiled (interior-point master)
-    and reach the Python loop's optimum -- both certified, so the objectives agree within the gaps."""
+    and reach the Python driver's optimum -- both certified, so the objectives agree within the gaps."""
     from structfs.solvers import compiled_loop
 
     rng = np.random.default_rng(7)

@@ -402,7 +402,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             # Not converged within its iterations (badly scaled features) or not factored: the Python
             # loop continues, with ECOS for this master. Keeping such an answer (a valid but loose dual
             # point) let raw columns of scale 1e3 run 687 planes in 142 s to a fit it could not
-            # certify, where the Python loop certified in 395 planes; on scaled data it does not occur.
+            # certify, where the Python driver certified in 395 planes; on scaled data it does not occur.
             if not converged or not np.all(np.isfinite(x)):
                 status = HANDED_BACK
                 break
