@@ -223,11 +223,12 @@ def test_race_keeps_a_budgeted_cell_within_one_folds_noise_of_the_best_unbudgete
     assert race_budgeted(outputs, cells, 3) == [2, 3]                    # the bar: 0.9 - 0.1
 
 
-def test_the_race_fits_no_larger_C_only_where_its_budgeted_cells_lose_and_decline():
-    """losing_and_declining on made-up paths: the budgeted cells run so far (increasing C, first fold)
-    must all fall short of the race's bar (0.9 - 0.1 here) AND their best points fall at each of the
-    last C_PATIENCE steps; a budgeted cell above the bar, a rise or too few steps keep the race going."""
-    from structfs.model_selection._results import losing_and_declining
+def test_the_race_fits_no_larger_C_only_where_its_budgeted_cells_lose_for_good():
+    """losing_and_not_closing on made-up paths: the budgeted cells run so far (increasing C, first fold)
+    must all fall short of the race's bar (0.9 - 0.1 here), by more than the last C step gained; a
+    budgeted cell above the bar, a last step that could close the gap, or too few steps keep the race
+    going."""
+    from structfs.model_selection._results import losing_and_not_closing
 
     cells = [(1.0, None), (10.0, None), (1.0, 5), (10.0, 5), (100.0, 5), (1000.0, 5)]
 
@@ -240,10 +241,11 @@ def test_the_race_fits_no_larger_C_only_where_its_budgeted_cells_lose_and_declin
             out[c] = (np.array(path),)
         return out
 
-    assert losing_and_declining(outputs([[0.5, 0.7], [0.6], [0.55]]), cells, 3, [2, 3, 4])
-    assert not losing_and_declining(outputs([[0.5, 0.85], [0.6], [0.55]]), cells, 3, [2, 3, 4])   # one wins
-    assert not losing_and_declining(outputs([[0.7], [0.6], [0.65]]), cells, 3, [2, 3, 4])          # a rise
-    assert not losing_and_declining(outputs([[0.7], [0.6]]), cells, 3, [2, 3])                      # too few
+    assert losing_and_not_closing(outputs([[0.5, 0.7], [0.6], [0.55]]), cells, 3, [2, 3, 4])      # falling
+    assert losing_and_not_closing(outputs([[0.5], [0.6], [0.65]]), cells, 3, [2, 3, 4])           # 0.65 + 0.05
+    assert not losing_and_not_closing(outputs([[0.5, 0.85], [0.6], [0.55]]), cells, 3, [2, 3, 4])  # one wins
+    assert not losing_and_not_closing(outputs([[0.5], [0.6], [0.72]]), cells, 3, [2, 3, 4])       # 0.72 + 0.12
+    assert not losing_and_not_closing(outputs([[0.7], [0.6]]), cells, 3, [2, 3])                  # too few
 
 
 def test_the_race_runs_on_only_the_budgeted_cells_within_the_noise_and_the_full_grid_runs_all():
@@ -590,9 +592,10 @@ def _one_percent_positives():
 def test_a_refitted_zero_model_falls_back_to_the_ranking_loss():
     # the folds' paths have features by the chosen number of groups; on all the data that restricted
     # problem's optimum is still w = 0: rather than a constant classifier, the ranking loss with its cut
+    # (over the full grid, which scores that budgeted cell; the default's race does not run it here)
     X, y = _one_percent_positives()
     with pytest.warns(UserWarning, match="refitted on all the data was the zero model"):
-        cv = StructSVMCV(loss="f1").fit(X, y)
+        cv = StructSVMCV(loss="f1", halving_factor=None).fit(X, y)
     assert cv.loss_.name == "auc" and cv.selected_features_.size > 0
     s, y_pm = cv.decision_function(X), np.where(y == 1, 1.0, -1.0)
     cuts = np.unique(s)

@@ -69,18 +69,20 @@ def _race_bar(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds
     return float(scores[best, 0] - scores[best].std(ddof=1))
 
 
-def losing_and_declining(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int,
-                         done: list[int]) -> bool:
-    """Whether the budgeted cells ``done`` (positions in ``cells``, in increasing C, run on the first
-    fold) all fall short of the race's bar and their best first-fold scores fell at each of the last
-    C_PATIENCE steps: the budgeted form of :func:`declining_C`, by which the race runs no larger C.
-    Both must hold: a budgeted path at a larger C is the most expensive of the race (the restricted
-    problems take the most planes), and skipping it is safe only where the budget is losing anyway."""
+def losing_and_not_closing(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int,
+                           done: list[int]) -> bool:
+    """Whether the budgeted cells ``done`` (positions in ``cells``, in increasing C, at least C_PATIENCE
+    + 1 of them, run on the first fold) all fall short of the race's bar, by more than their last C step
+    gained: the race then runs no larger C. A step up the log-spaced C grid gains a budgeted path less
+    the nearer it comes to the top of its regularisation path (where it falls, it gains nothing), so a
+    path that a step as large as its last would still leave short of the bar is losing for good; a
+    budgeted path at a larger C is the most expensive of the race (its restricted problems take the
+    most planes). Where a sparse model competes (above the bar, or closing on it) every C runs."""
     if len(done) <= C_PATIENCE:
         return False
     bests = [float(np.max(outputs[c][0])) for c in done]
-    falling = all(later < earlier for earlier, later in zip(bests[-C_PATIENCE - 1:-1], bests[-C_PATIENCE:]))
-    return falling and max(bests) < _race_bar(outputs, cells, n_folds)
+    bar = _race_bar(outputs, cells, n_folds)
+    return max(bests) < bar and bests[-1] + max(bests[-1] - bests[-2], 0.0) < bar
 
 
 def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> list[float]:

@@ -64,7 +64,7 @@ from ._results import (
     cv_results,
     declining_C,
     grid_results,
-    losing_and_declining,
+    losing_and_not_closing,
     path_smoothed_scores,
     race_budgeted,
 )
@@ -480,8 +480,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if racing:
             pending = [i for i in pending if tasks[i][2] is None or tasks[i][0] == 0]
         # The race's C steps: its budgeted cells beyond the first C_PATIENCE + 1 (in increasing C) wait, and
-        # each runs on the first fold only while those before it have not all lost the race with first-fold
-        # scores falling at each of the last C_PATIENCE steps (losing_and_declining).
+        # each runs on the first fold only while those before it have not all lost the race by more than their
+        # last C step gained (losing_and_not_closing).
         by_C_budgeted = sorted((c for c, (_, B) in enumerate(cells) if B is not None), key=lambda c: cells[c][0])
         race_held = by_C_budgeted[C_PATIENCE + 1:] if racing else []
         pending = [i for i in pending if i % len(cells) not in race_held]
@@ -531,7 +531,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     held, follow = c_step(held, done, range(n_folds))
                 if race_held:              # the race's next budgeted C on the first fold, or none
                     ran = [c for c in by_C_budgeted if c not in race_held]
-                    race_held, first_fold = c_step(race_held, losing_and_declining(outputs, cells, n_folds, ran),
+                    race_held, first_fold = c_step(race_held, losing_and_not_closing(outputs, cells, n_folds, ran),
                                                    range(1))
                     follow += first_fold
                 if racing and not first_fold:
