@@ -66,7 +66,7 @@ def test_the_bridge_passes_the_loss_answer_through_unchanged():
     loss = get_loss("prbep")
     rng = np.random.default_rng(1)
     y, s = np.where(rng.random(30) < 0.3, 1.0, -1.0), rng.normal(size=30)
-    with python_oracle.PythonOracle(loss) as call:
+    with python_oracle.OracleCall(loss) as call:
         coef, delta = python_oracle._bridge(y, s, call.params)
     expected_coef, expected_delta = loss.oracle(y, s)
     np.testing.assert_array_equal(coef, expected_coef)

@@ -34,7 +34,7 @@ from .cutting_plane import CONTINUE, MAX_ITER, STALL, STALLED, STATUS, first_poi
 from .data import compressed_dot_blocks
 from .penalties import PENALTY_TYPE
 from .plane_store import DensePlanes
-from .python_oracle import ORACLE_TYPE, oracle_function
+from .python_oracle import ORACLE_TYPE, OracleCall
 from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import NO_FACE, face_without, feasible_start, simplex_point, simplex_qp_from
@@ -98,23 +98,19 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
         if by_values:
             values[t, :K, :lengths[t]] = g.values.coef
         grams[t, :K, :K] = g.G
-    oracle, params, python_call = oracle_function(loss)
-    failed = np.zeros(1, dtype=np.int64) if python_call is None else python_call.failed
+    call = OracleCall(loss)
     y = np.ascontiguousarray(y, dtype=np.float64)
-    args = (oracle, params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
+    args = (call.function, call.params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
             float(ws.bias),
             float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), *penalty,
             bool(by_values), ws.planes.buffer, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
             feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
             np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64), PENDING,
-            failed)
+            call.failed)
     _check_arrays(args)
-    if python_call is None:
+    with call:
         out = _compiled_loop()(*args)
-    else:
-        with python_call:
-            out = _compiled_loop()(*args)
-        python_call.raise_failure()    # the oracle raised (INTERRUPTED): nothing of the loop's state is kept
+    call.raise_failure()           # a Python oracle raised (INTERRUPTED): nothing of the loop's state is kept
     check_interrupt()              # Ctrl-C stopped the loop (INTERRUPTED): likewise
     (status, master, coef_buf, K, delta, age, coef_sum, abar, kept, values, grams, mu, group_age, best,
      records) = out
@@ -371,7 +367,6 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
     no_d = np.zeros(m)
     best = (np.zeros(m), no_d, 0.0, np.zeros(n), np.zeros(n), 0.0, np.inf)
     rec_w, rec_wb, rec_xi, rec_value = np.zeros(m), 0.0, 0.0, np.inf
-    have_best = False
     # the single-group master's factorised face, carried from one master to the next (active_set_from):
     # its planes (-1: the slack coordinate, whose index moves as planes come) and its KKT inverse
     face, face_H, have_face = np.zeros(0, dtype=np.int64), np.zeros((0, 0)), False
@@ -439,9 +434,8 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         w_b = bias * (alpha @ coef_sum[:K])
         s = _times(rows, dense, w, stride)
         s += bias * w_b
-        if not have_best:
+        if it == 0:
             best, cut_coef, cut_delta = first_point(oracle, params, y, C, single, w, d, w_b, s)
-            have_best = True
         else:
             best, cut_coef, cut_delta = ocas_step(oracle, params, y, C, single, best, (w, d, w_b, s), value)
         best_w, _, best_wb, _, _, best_xi, best_value = best

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,7 +30,7 @@ import numpy as np
 from .._interrupt import check_interrupt
 from .._jit import njit
 from .data import matvec
-from .python_oracle import oracle_function
+from .python_oracle import OracleCall
 
 if TYPE_CHECKING:
     from .data import ColumnCache
@@ -293,14 +292,14 @@ def inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOra
     C, bias = ws.C, ws.bias
     tol, max_age, callback = settings.tol, settings.max_age, settings.callback
     max_iter = settings.max_iter - state.n_iter
-    oracle, params, python_call = oracle_function(loss)
+    call = OracleCall(loss)
     y = np.ascontiguousarray(y, dtype=np.float64)
     # as in the compiled loop: a solve that starts with one group keeps it (groups only leave)
     single = len(ws.groups) == 1
     best = None
     recent = np.empty(STALL)
     it = 0
-    with python_call if python_call is not None else nullcontext():
+    with call:
         while True:
             check_interrupt()
             t0 = time.perf_counter()
@@ -313,11 +312,11 @@ def inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss: LossOra
             scores = np.ascontiguousarray(matvec(cache.X, w), dtype=np.float64)
             scores += bias * w_b
             if best is None:
-                best, coef, delta = first_point(oracle, params, y, C, single, w, d, w_b, scores)
+                best, coef, delta = first_point(call.function, call.params, y, C, single, w, d, w_b, scores)
             else:
-                best, coef, delta = ocas_step(oracle, params, y, C, single, best, (w, d, w_b, scores), sol.value)
-            if python_call is not None:
-                python_call.raise_failure()
+                best, coef, delta = ocas_step(call.function, call.params, y, C, single, best, (w, d, w_b, scores),
+                                              sol.value)
+            call.raise_failure()
             it += 1
             best_w, _, best_wb, _, _, best_xi, best_value = best
             gap = best_value - sol.value

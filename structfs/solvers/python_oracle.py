@@ -10,7 +10,7 @@ compiled iteration; only the oracle itself runs in Python.
 ``params`` of the bridge is the key of the call's entry in :data:`_CALLS` (a float64 holds any key
 below 2**53), which holds the loss. numba drops an exception raised in an object-mode block reached
 through a function pointer, so the bridge catches it, keeps it with the entry and sets the entry's
-``failed`` flag, which the loop polls once per plane; :meth:`PythonOracle.raise_failure` raises it after
+``failed`` flag, which the loop polls once per plane; :meth:`OracleCall.raise_failure` raises it after
 the loop has returned. The bridge also refuses an answer of the wrong shape, which the compiled code
 would read past its end.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import threading
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -30,30 +30,48 @@ from .._jit import first_class, njit
 if TYPE_CHECKING:
     from .cutting_plane import LossOracle
 
-_CALLS: dict[int, PythonOracle] = {}
+# What ``Loss.jit_oracle`` must be: (y, s, params) -> (coef, delta), float64 C-contiguous vectors. Compiled
+# code takes the oracle as a function of this type, not as the numba dispatcher it is: numba compiles (and
+# caches on disk) one loop for every such oracle, where a dispatcher argument made each process compile
+# the loop again for each loss (16 s each).
+ORACLE_SIGNATURE = types.Tuple((types.float64[::1], types.float64))(types.float64[::1], types.float64[::1],
+                                                                    types.float64[::1])
+ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
+
+_CALLS: dict[int, OracleCall] = {}
 _KEYS = itertools.count(1)
 _LOCK = threading.Lock()        # threads of a parallel search register calls at once
 
 
-class PythonOracle:
-    """For the length of one compiled loop (a ``with`` block): ``loss``'s ``oracle`` callable from
-    compiled code as the function :func:`_bridge` with ``params``; ``failed`` is the flag the loop polls."""
+class OracleCall:
+    """``loss``'s oracle for the compiled steps of one restricted solve (a ``with`` block around them):
+    ``function`` of ORACLE_TYPE with ``params`` -- the loss's compiled oracle, or :func:`_bridge` to its
+    Python one, registered for the block -- and ``failed``, the flag the compiled loop polls. After the
+    block, :meth:`raise_failure` raises what a Python oracle raised (a compiled one raises nothing)."""
 
     def __init__(self, loss: LossOracle) -> None:
         self.loss = loss
-        with _LOCK:
-            self.key = next(_KEYS)
-        self.params = np.array([float(self.key)])
         self.failed = np.zeros(1, dtype=np.int64)
         self.error: BaseException | None = None
+        self.key: int | None = None
+        if loss.jit_oracle is not None:
+            self.function = first_class(loss.jit_oracle, ORACLE_SIGNATURE)
+            self.params = np.asarray(loss.jit_params, dtype=np.float64)
+        else:
+            with _LOCK:
+                self.key = next(_KEYS)
+            self.function = first_class(_bridge, ORACLE_SIGNATURE)
+            self.params = np.array([float(self.key)])
 
-    def __enter__(self) -> PythonOracle:
-        _CALLS[self.key] = self
+    def __enter__(self) -> OracleCall:
+        if self.key is not None:
+            _CALLS[self.key] = self
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        _CALLS.pop(self.key, None)
+        if self.key is not None:
+            _CALLS.pop(self.key, None)
 
     def answer(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         """The loss's oracle at ``s``, as the compiled loop reads it; zeros after a failure (the loop stops
@@ -72,7 +90,7 @@ class PythonOracle:
         return np.zeros(y.shape[0]), 0.0
 
     def raise_failure(self) -> None:
-        """Raise what the oracle raised during the loop, if anything."""
+        """Raise what the oracle raised during the block, if anything."""
         if self.error is not None:
             raise self.error
 
@@ -87,21 +105,3 @@ def _bridge(y: np.ndarray, s: np.ndarray, params: np.ndarray) -> tuple[np.ndarra
     with numba.objmode(coef="float64[::1]", delta="float64"):
         coef, delta = _answer(params[0], y, s)
     return coef, delta
-
-
-# What ``Loss.jit_oracle`` must be: (y, s, params) -> (coef, delta), float64 C-contiguous vectors. Compiled
-# code takes the oracle as a function of this type, not as the numba dispatcher it is: numba compiles (and
-# caches on disk) one loop for every such oracle, where a dispatcher argument made each process compile
-# the loop again for each loss (16 s each).
-ORACLE_SIGNATURE = types.Tuple((types.float64[::1], types.float64))(types.float64[::1], types.float64[::1],
-                                                                    types.float64[::1])
-ORACLE_TYPE = types.FunctionType(ORACLE_SIGNATURE)
-
-
-def oracle_function(loss: LossOracle) -> tuple[Any, np.ndarray, PythonOracle | None]:
-    """(``loss``'s oracle as a function of ORACLE_TYPE, its params, the Python call to enter around the
-    compiled code that calls it, or None for a compiled oracle)."""
-    if loss.jit_oracle is not None:
-        return first_class(loss.jit_oracle, ORACLE_SIGNATURE), np.asarray(loss.jit_params, dtype=np.float64), None
-    call = PythonOracle(loss)
-    return first_class(_bridge, ORACLE_SIGNATURE), call.params, call
