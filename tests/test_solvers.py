@@ -415,7 +415,7 @@ def test_planes_idle_at_interior_point_noise_level_age_and_retire(monkeypatch):
         ws.solve_master()
     assert ws.age.tolist() == [0, 0, 3, 3]
     ws.drop_planes(ws.age <= 2)
-    assert ws.K == 2 and ws.groups[0].G.shape == (2, 2)
+    assert ws.K == 2 and ws.gram(0).shape == (2, 2)
 
 
 def test_memory_follows_the_data_not_the_index_space(tmp_path):
@@ -661,19 +661,28 @@ def test_compiled_loop_takes_the_python_loops_steps(monkeypatch, loss_name, spar
 
 
 def test_compiled_loop_refuses_arrays_its_entry_point_would_misread():
-    from structfs.solvers import compiled_loop
-    from structfs.solvers.compiled_loop import _ARRAY_ARGS, _check_arrays
+    from numba import types
 
-    position, dtype, ndim = _ARRAY_ARGS[0]
-    args = [None] * len(compiled_loop._LOOP_ARGS)
-    for i, d, k in _ARRAY_ARGS:
-        args[i] = np.zeros((2,) * k, dtype=d)
-    _check_arrays(args)
-    for wrong in (np.zeros((2,) * ndim, dtype=np.int32 if dtype == np.float64 else np.float64),
-                  np.zeros((4,) * ndim, dtype=dtype)[::2], [0.0, 0.0]):
-        args[position] = wrong
-        with pytest.raises(TypeError, match=f"argument {position}"):
-            _check_arrays(args)
+    from structfs.solvers.compiled_loop import _LOOP_ARGS, _check_arrays
+
+    def example(t):              # a value of numba type t: arrays of its dtype and dimension, scalars, tuples
+        if isinstance(t, types.Array):
+            return np.zeros((2,) * t.ndim, dtype=np.dtype(str(t.dtype)))
+        if isinstance(t, types.BaseTuple):
+            return tuple(example(item) for item in t)
+        return None
+
+    args = [example(t) for t in _LOOP_ARGS]
+    _check_arrays(args, _LOOP_ARGS)
+    ws = list(args[6])                      # the working set: (coef rows, planes, groups, positions, K, T)
+    groups = list(ws[2])
+    for wrong in (np.zeros((2, 2, 2), dtype=np.float32), np.zeros((4, 2, 2))[::2], [0.0, 0.0]):
+        groups[3] = wrong                   # the Gram matrices
+        ws[2] = tuple(groups)
+        with pytest.raises(TypeError, match=r"argument 6\.2\.3"):
+            _check_arrays([*args[:6], tuple(ws), args[7]], _LOOP_ARGS)
+    with pytest.raises(TypeError, match="argument 1:"):
+        _check_arrays([args[0], np.zeros(2, dtype=np.int64), *args[2:]], _LOOP_ARGS)
 
 
 def test_compiled_loop_stops_at_max_iter_as_the_python_loop(monkeypatch):

@@ -10,18 +10,21 @@ method (several), for every loss -- its compiled oracle (``Loss.jit_oracle``) or
 back from the loop (``python_oracle.py``). On large data the sparse products dominate either way.
 
 Both drivers take the same compiled steps (the OCAS line search and the in-out safeguard, the stopping
-rules); what this one adds is the working set's bookkeeping on arrays (planes, ages, groups, Gram rows),
-which :class:`working_set.WorkingSet` does for the Python driver, so both give the same models up to the
-order of floating-point sums (tests/test_solvers.py). Where the multi-group master's interior-point
-method does not converge (no factorisation, a non-finite answer, or its iterations spent) the loop hands
-the working set back at the start of the iteration and the Python driver continues, solving that master
-with ECOS.
+rules) and keep the working set the same way: this loop works on :class:`working_set.WorkingSet`'s own
+arrays, in place (growing them where it must), and calls the bookkeeping the Python driver calls -- the
+ages after a master, the planes and groups that leave, a new plane's place (``working_set.py``). What
+it does its own way is the products with X (compiled, through the planes' nonzero coefficients where
+that is cheaper) and where it keeps the planes' coefficient rows (a freed row takes the next plane, and
+the rows are put in order once, on return). So both give the same models up to the order of
+floating-point sums (tests/test_solvers.py). Where the multi-group master's interior-point method does
+not converge (no factorisation, a non-finite answer, or its iterations spent) the loop hands the working
+set back at the start of the iteration and the Python driver continues, solving that master with ECOS.
 """
 from __future__ import annotations
 
 import functools
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numba
 import numpy as np
@@ -38,6 +41,16 @@ from .python_oracle import ORACLE_TYPE, OracleCall
 from .qcqp import simplex_weights
 from .qcqp_ipm import ipm_master, plane_weights
 from .simplex_qp import NO_FACE, face_without, feasible_start, simplex_point, simplex_qp_from
+from .working_set import (
+    GroupArrays,
+    PlaneArrays,
+    age_after_master,
+    drop_idle_groups,
+    grown,
+    keep_planes,
+    store_plane,
+    with_room,
+)
 
 if TYPE_CHECKING:
     from .cutting_plane import InnerSettings, LossOracle
@@ -45,12 +58,39 @@ if TYPE_CHECKING:
     from .feature_generation import BestIterate
     from .working_set import WorkingSet
 
+
+class LoopData(NamedTuple):
+    """The rows of a restricted solve, on the column cache's columns."""
+    y: np.ndarray                                        # labels in {-1, +1}
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray]   # X's CSC (indptr, indices, data); empty when dense
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray]      # X's CSR, likewise
+    dense: np.ndarray                                    # X (n, m) when dense, else (0, 0)
+    stride: int                                          # X = B (x) I_stride read as B (ColumnCache.label_stride)
+    m: int                                               # the cache's columns
+
+
+class LoopSettings(NamedTuple):
+    """What a restricted solve is asked: the bias feature's value, C, the precision, the planes it may
+    add, how long planes and groups stay unused, and whether every group keeps its planes' values."""
+    bias: float
+    C: float
+    tol: float
+    max_iter: int
+    max_age: int
+    by_values: bool
+
+
 _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
-_LOOP_ARGS = (ORACLE_TYPE, _VECTOR, _VECTOR, _INDEX, _INDEX, _VECTOR, types.Tuple((_INDEX, _INDEX, _VECTOR)),
-              _MATRIX, types.int64, types.int64, types.float64,
-              types.float64, types.float64, types.int64, types.int64, PENALTY_TYPE, _VECTOR, types.boolean, _MATRIX,
-              types.int64, _VECTOR, _INDEX, _VECTOR, _VECTOR, types.int64[:, ::1], _INDEX, types.float64[:, :, ::1],
-              types.float64[:, :, ::1], _VECTOR, _INDEX, _INDEX, _INDEX)
+_COMPRESSED = types.Tuple((_INDEX, _INDEX, _VECTOR))
+_PLANES = types.NamedTuple((_VECTOR, _INDEX, _VECTOR, _VECTOR), PlaneArrays)
+_GROUPS = types.NamedTuple((_INDEX, types.boolean[::1], types.float64[:, :, ::1], types.float64[:, :, ::1], _VECTOR,
+                            _INDEX), GroupArrays)
+_LOOP_ARGS = (ORACLE_TYPE, _VECTOR, PENALTY_TYPE, _VECTOR,
+              types.NamedTuple((_VECTOR, _COMPRESSED, _COMPRESSED, _MATRIX, types.int64, types.int64), LoopData),
+              types.NamedTuple((types.float64, types.float64, types.float64, types.int64, types.int64,
+                                types.boolean), LoopSettings),
+              types.Tuple((_MATRIX, _PLANES, _GROUPS, types.int64[:, ::1], types.int64, types.int64)),
+              types.Tuple((_INDEX, _INDEX)))
 
 HANDED_BACK, INTERRUPTED = 3, 4        # besides cutting_plane's CONVERGED, MAX_ITER and STALLED
 
@@ -80,57 +120,41 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
         return None
     X = cache.X
     if sp.issparse(X):
-        (indptr, indices, data), rows, dense = cache.csc_arrays(), cache.csr_arrays(), np.zeros((0, 0))
+        columns, rows, dense = cache.csc_arrays(), cache.csr_arrays(), np.zeros((0, 0))
     elif isinstance(X, np.ndarray):
-        indptr, indices, data = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-        rows, dense = (indptr, indices, data), np.ascontiguousarray(X, dtype=np.float64)
+        columns = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+        rows, dense = columns, np.ascontiguousarray(X, dtype=np.float64)
     else:
         return None
-    K, m, T = ws.K, cache.cols.shape[0], len(groups)
-    width = max(g.cols.shape[0] for g in groups)
-    capacity = max(16, 2 * K)
-    positions = np.full((T, width), -1, dtype=np.int64)
-    lengths = np.array([g.cols.shape[0] for g in groups], dtype=np.int64)
-    values = np.zeros((T, capacity, width) if by_values else (T, 0, 0))
-    grams = np.zeros((T, capacity, capacity))
+    K, T = ws.K, len(groups)
+    positions = np.full((T, max(g.cols.shape[0] for g in groups)), -1, dtype=np.int64)
     for t, g in enumerate(groups):
-        positions[t, :lengths[t]] = cache.positions(g.cols)
-        if by_values:
-            values[t, :K, :lengths[t]] = g.values.coef
-        grams[t, :K, :K] = g.G
+        positions[t, :g.cols.shape[0]] = cache.positions(g.cols)
+    ws.abar[:] = feasible_start(ws.abar, K)[:K]
     call = OracleCall(loss)
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    args = (call.function, call.params, y, indptr, indices, data, rows, dense, cache.label_stride(), m,
-            float(ws.bias),
-            float(ws.C), float(settings.tol), int(settings.max_iter - state.n_iter), int(settings.max_age), *penalty,
-            bool(by_values), ws.planes.buffer, int(K), ws.delta.copy(), ws.age.copy(), ws.coef_sum.copy(),
-            feasible_start(ws.abar, K)[:K], positions, lengths, values, grams,
-            np.asarray(ws.mu, dtype=np.float64).copy(), np.array([g.age for g in groups], dtype=np.int64), PENDING,
-            call.failed)
-    _check_arrays(args)
+    data = LoopData(np.ascontiguousarray(y, dtype=np.float64), columns, rows, dense, cache.label_stride(),
+                    cache.cols.shape[0])
+    settings_in = LoopSettings(float(ws.bias), float(ws.C), float(settings.tol),
+                               int(settings.max_iter - state.n_iter), int(settings.max_age), bool(by_values))
+    args = (call.function, call.params, *penalty, data, settings_in,
+            (ws.planes.buffer, ws.arrays, ws.group_arrays, positions, K, T), (PENDING, call.failed))
+    _check_arrays(args, _LOOP_ARGS)
     with call:
         out = _compiled_loop()(*args)
-    call.raise_failure()           # a Python oracle raised (INTERRUPTED): nothing of the loop's state is kept
+    call.raise_failure()           # a Python oracle raised (INTERRUPTED): the fit ends with its error
     check_interrupt()              # Ctrl-C stopped the loop (INTERRUPTED): likewise
-    (status, master, coef_buf, K, delta, age, coef_sum, abar, kept, values, grams, mu, group_age, best,
-     records) = out
-    ws.planes = DensePlanes.wrap(coef_buf, K)
+    status, master, (coef_rows, planes, group_arrays, K, T), kept, best, records = out
+    ws.planes = DensePlanes.wrap(coef_rows, K)
     ws.face, ws.face_group = NO_FACE, None      # the loop's own face stays behind (its planes were renumbered)
-    ws.delta, ws.age, ws.coef_sum, ws.abar = delta[:K].copy(), age[:K].copy(), coef_sum[:K].copy(), abar[:K].copy()
-    ws.groups = [groups[i] for i in kept]
-    ws.mu = mu.copy()
-    for t, g in enumerate(ws.groups):
-        g.G, g.age = grams[t, :K, :K].copy(), int(group_age[t])
-        if by_values:
-            g.values = DensePlanes.wrap(np.ascontiguousarray(values[t, :K, :g.cols.shape[0]]), K)
+    ws.adopt(planes, group_arrays, K, kept)
     w, w_b, xi = best
     if records.shape[0]:
         state.record(w, w_b, xi, cache.cols)
     first = state.n_iter
     state.n_iter += records.shape[0]
-    for i, (objective, value, gap, planes, features) in enumerate(records):
+    for i, (objective, value, gap, n_planes, features) in enumerate(records):
         settings.callback(dict(outer=outer, iteration=first + i + 1, objective=objective, master=value,
-                               inner_gap=gap, planes=int(planes), features=int(features),
+                               inner_gap=gap, planes=int(n_planes), features=int(features),
                                solver="smo" if len(groups) == 1 else "ipm", seconds=np.nan))
     if status == HANDED_BACK:
         return None
@@ -156,14 +180,6 @@ def _times_t(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: n
     if dense.shape[0] > 0:
         return v @ dense
     return compressed_dot_blocks(indptr, indices, data, v, stride)
-
-
-@njit(cache=True)
-def _grown(buf: np.ndarray, rows: int) -> np.ndarray:
-    """``buf`` with room for ``rows`` rows, its rows kept."""
-    out = np.empty((rows,) + buf.shape[1:], dtype=buf.dtype)
-    out[:buf.shape[0]] = buf
-    return out
 
 
 @njit(cache=True)
@@ -210,9 +226,9 @@ def _pool_append(pool: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], k:
     nonzero = np.flatnonzero(coef)
     if at + nonzero.shape[0] > positions.shape[0]:
         size = max(2 * positions.shape[0], at + nonzero.shape[0])
-        positions, values = _grown(positions, size), _grown(values, size)
+        positions, values = grown(positions, size), grown(values, size)
     if k >= start.shape[0]:
-        start, length = _grown(start, 2 * k + 1), _grown(length, 2 * k + 1)
+        start, length = grown(start, 2 * k + 1), grown(length, 2 * k + 1)
     positions[at:at + nonzero.shape[0]] = nonzero
     values[at:at + nonzero.shape[0]] = coef[nonzero]
     start[k], length[k] = at, nonzero.shape[0]
@@ -271,35 +287,20 @@ def _by_coefficients(whole: bool, by_values: bool, K: int, m: int, length: np.nd
     return whole and (not by_values or K * m > length[:K].sum() + pass_cost)
 
 
-@njit(cache=True)
-def _grown_square(G: np.ndarray, size: int) -> np.ndarray:
-    """The T x K x K Gram matrices ``G`` with room for ``size`` planes."""
-    out = np.zeros((G.shape[0], size, size))
-    k = G.shape[1]
-    out[:, :k, :k] = G
-    return out
-
-
-@njit(cache=True)
-def _grown_planes(values: np.ndarray, rows: int) -> np.ndarray:
-    """The T x K x width plane values with room for ``rows`` planes."""
-    out = np.zeros((values.shape[0], rows, values.shape[2]))
-    out[:, :values.shape[1], :] = values
-    return out
-
-
-# (position, dtype, ndim) of every array argument of the loop, from its signature
-_ARRAY_ARGS = [(i, np.dtype(str(t.dtype)), t.ndim) for i, t in enumerate(_LOOP_ARGS) if isinstance(t, types.Array)]
-
-
-def _check_arrays(args: tuple[Any, ...]) -> None:
-    """Every array argument of the loop of the dtype, dimension and C layout of its signature: the
-    entry point reads its memory as such, unchecked (an int64 array would be read as doubles)."""
-    for i, dtype, ndim in _ARRAY_ARGS:
-        a = args[i]
-        if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim and a.flags.c_contiguous):
-            raise TypeError(f"compiled loop argument {i}: expected a C-contiguous {dtype} array of {ndim} "
-                            f"dimension(s), got {getattr(a, 'dtype', type(a))} {getattr(a, 'shape', '')}")
+def _check_arrays(value: Any, expected: Any, where: str = "argument") -> None:
+    """Every array in the loop's arguments ``value`` of the dtype, dimension and C layout of its numba type
+    ``expected`` (the arguments' types, nested tuples followed): the entry point reads their memory as
+    such, unchecked (an int64 array would be read as doubles)."""
+    if isinstance(expected, tuple | types.BaseTuple):
+        its_types: Any = expected          # numba's tuple types iterate over their items' types
+        for i, (item, its_type) in enumerate(zip(value, its_types)):
+            _check_arrays(item, its_type, f"{where} {i}" if where == "argument" else f"{where}.{i}")
+    elif isinstance(expected, types.Array):
+        dtype = np.dtype(str(expected.dtype))
+        if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == expected.ndim
+                and value.flags.c_contiguous):
+            raise TypeError(f"compiled loop {where}: expected a C-contiguous {dtype} array of {expected.ndim} "
+                            f"dimension(s), got {getattr(value, 'dtype', type(value))} {getattr(value, 'shape', '')}")
 
 
 @functools.cache
@@ -323,21 +324,24 @@ def loop_is_cached() -> bool:
         return False
 
 
-# Over 80 lines and 8 parameters: the whole inner iteration as one compiled call with its buffers allocated
-# once (numba caches no objects, so the working set travels as arrays), which is what makes it pay on small
-# problems; its steps are cutting_plane's, its bookkeeping WorkingSet's, named by the comments inside.
-def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, indices: np.ndarray,
-          data: np.ndarray, rows: tuple[np.ndarray, np.ndarray, np.ndarray], dense: np.ndarray, stride: int, m: int,
-          bias: float, C: float, tol: float, max_iter: int, max_age: int, penalty: Any, penalty_params: np.ndarray,
-          by_values: bool, coef_buf: np.ndarray, K: int, delta: np.ndarray,
-          age: np.ndarray, coef_sum: np.ndarray, abar: np.ndarray, positions: np.ndarray, lengths: np.ndarray,
-          values: np.ndarray, grams: np.ndarray, mu: np.ndarray, group_age: np.ndarray,
-          interrupt: np.ndarray, failed: np.ndarray) -> tuple[Any, ...]:
-    n, T = y.shape[0], lengths.shape[0]
-    # A solve that starts with one group keeps it (groups only leave), with weight 1 on its columns and
-    # w 0 off them: d then changes nothing (r is 1/2 ||w||^2, every segment quadratic) and is not formed
-    # -- a handful of O(m) passes per plane at m = 10^4. (A solve down to one group from several keeps
-    # the general form: its best point may still hold the weights of groups that left.)
+# Over 80 lines: the whole inner iteration as one compiled call with its buffers allocated once (numba
+# caches no objects, so the working set travels as arrays), which is what makes it pay on small problems;
+# its steps are cutting_plane's, its bookkeeping working_set's, named by the comments inside.
+def _loop(oracle: Any, params: np.ndarray, penalty: Any, penalty_params: np.ndarray, data: LoopData,
+          settings: LoopSettings, ws: Any, signals: Any) -> tuple[Any, ...]:
+    """The restricted solve from the working set ``ws`` = (the planes' coefficient rows, PlaneArrays,
+    GroupArrays, the groups' columns' positions in the cache, K, T), its arrays changed in place or
+    grown; ``oracle`` and ``penalty``: compiled functions, each followed by its parameters (numba warns
+    that a tuple holding a function type is experimental); ``signals``: (Ctrl-C flag, Python oracle
+    failure flag). Returns (status, master value, the working set (coefficient rows in plane order,
+    PlaneArrays, GroupArrays, K, T), the indices of the groups kept, the best iterate (w, w_b, xi), one
+    record per iteration)."""
+    y, (indptr, indices, values_csc), rows, dense, stride, m = data
+    bias, C, tol, max_iter, max_age, by_values = settings
+    coef_buf, planes, groups, positions, K, T = ws
+    interrupt, failed = signals
+    n = y.shape[0]
+    lengths = groups.lengths
     single = T == 1
     # One group of every column (an unbudgeted fit, a debiasing refit): the dual direction and the Gram
     # rows can go through the planes' coefficients instead of their values, a pass over X plus the
@@ -351,7 +355,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
             if positions[0, i] != i:
                 whole = False
                 break
-    pass_cost = data.shape[0] if dense.shape[0] == 0 else dense.shape[0] * dense.shape[1]
+    pass_cost = values_csc.shape[0] if dense.shape[0] == 0 else dense.shape[0] * dense.shape[1]
     pool = _nonzero_pool(coef_buf, K if whole else 0)
     # Plane k's coefficients are row row_of[k] of coef_buf, which the loop only writes (the pool and the
     # values hold what it reads): a plane that leaves frees its row for the next one, and the rows are
@@ -363,6 +367,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
     records = np.empty((max(max_iter, 1), 5))
     recent = np.empty(STALL)
     kept = np.arange(T)            # the groups' indices on entry, of those still in the working set
+    columns_of = positions.copy()  # the positions of the groups on entry
     # the best point (cutting_plane.Point); with one group its d is never formed (r is 1/2 ||w||^2)
     no_d = np.zeros(m)
     best = (np.zeros(m), no_d, 0.0, np.zeros(n), np.zeros(n), 0.0, np.inf)
@@ -380,12 +385,13 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         if interrupt[0] or failed[0]:      # failed: a Python oracle raised (python_oracle.py)
             status = INTERRUPTED
             break
+        delta, coef_sum, abar, mu = planes.delta, planes.coef_sum, planes.abar, groups.mu
         # -- the master over the planes: the simplex QP (one group) or the interior-point QCQP --
         full = np.empty((T, K, K))
         for t in range(T):
             for i in range(K):
                 for j in range(K):
-                    full[t, i, j] = grams[t, i, j] + bias2 * coef_sum[i] * coef_sum[j]
+                    full[t, i, j] = groups.grams[t, i, j] + bias2 * coef_sum[i] * coef_sum[j]
         if T == 1:
             x = simplex_point(abar[:K])
             _, _, face, face_H, have_face = simplex_qp_from(C * full[0], delta[:K], x, qp_tol, 200_000, face,
@@ -407,11 +413,7 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         for t in range(T):
             quad = max(quad, abar[:K] @ (full[t] @ abar[:K]))
         value = C * (delta[:K] @ abar[:K] - 0.5 * C * quad)
-        top = max(abar[:K].max(), 1e-300)
-        for k in range(K):
-            age[k] = 0 if abar[k] > 1e-6 * top else age[k] + 1
-        for t in range(T):
-            group_age[t] = 0 if mu[t] > 1e-8 else group_age[t] + 1
+        age_after_master(planes, groups, K, T)
         # -- the master's primal point: w = d * X' beta on the cache, w_b = bias sum(beta) --
         alpha = C * abar[:K]
         d = no_d
@@ -423,11 +425,11 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
                         d[positions[t, i]] += mu[t]
             d = np.minimum(d, 1.0)
         if _by_coefficients(whole, by_values, K, m, pool[3], pass_cost):
-            direction = _times_t(indptr, indices, data, dense, _pool_combination(pool, alpha, n), stride)
+            direction = _times_t(indptr, indices, values_csc, dense, _pool_combination(pool, alpha, n), stride)
         else:
             direction = np.zeros(m)
             for t in range(T):
-                on_group = _combination(values[t], alpha)
+                on_group = _combination(groups.values[t], alpha)
                 for i in range(lengths[t]):
                     direction[positions[t, i]] = on_group[i]
         w = direction if single else d * direction
@@ -450,88 +452,66 @@ def _loop(oracle: Any, params: np.ndarray, y: np.ndarray, indptr: np.ndarray, in
         if status != CONTINUE:
             break
         # -- planes unused for max_age solves leave (rows and columns everywhere, in order) --
-        live = np.flatnonzero(age[:K] <= max_age)
+        live = np.flatnonzero(planes.age[:K] <= max_age)
         if live.shape[0] < K:
-            face, face_H, have_face = face_without(face, face_H, have_face, age[:K] <= max_age)
+            face, face_H, have_face = face_without(face, face_H, have_face, planes.age[:K] <= max_age)
             for k in range(K):                  # the leaving planes' rows of coef_buf are free again
-                if age[k] > max_age:
+                if planes.age[k] > max_age:
                     free_rows[n_free] = row_of[k]
                     n_free += 1
             for a in range(live.shape[0]):      # in place: every read is at or after its write
-                k = live[a]
-                row_of[a] = row_of[k]
-                delta[a], age[a], coef_sum[a], abar[a] = delta[k], age[k], coef_sum[k], abar[k]
-                for t in range(T):
-                    if by_values:
-                        values[t, a] = values[t, k]
-                    for b in range(live.shape[0]):
-                        grams[t, a, b] = grams[t, k, live[b]]
+                row_of[a] = row_of[live[a]]
+            K = keep_planes(planes, groups, K, T, live)
             if whole:
                 pool = _pool_keep(pool, live)
-            K = live.shape[0]
             total = abar[:K].sum()
             if total > 1.0:
                 abar[:K] /= total
         # -- groups without weight for max_age solves leave (feature generation re-adds them) --
-        keep = group_age[:T] <= max_age
-        if not keep.all() and keep.any():
-            stay = np.flatnonzero(keep)
-            for a in range(stay.shape[0]):
-                t = stay[a]
-                positions[a] = positions[t]
-                lengths[a], group_age[a], mu[a], kept[a] = lengths[t], group_age[t], mu[t], kept[t]
-                grams[a] = grams[t]
-                if by_values:
-                    values[a] = values[t]
-            T = stay.shape[0]
-            mu[:T] = simplex_weights(mu[:T])
+        before = T
+        T = drop_idle_groups(groups, T, max_age, kept)
+        if T < before:
+            for a in range(T):
+                positions[a] = columns_of[kept[a]]
         # -- the new plane: its values on every group, its Gram rows --
-        if by_values and K == values.shape[1]:
-            values = _grown_planes(values, 2 * K)
-        if K == delta.shape[0]:
-            delta, age, coef_sum, abar = (_grown(delta, 2 * K), _grown(age, 2 * K), _grown(coef_sum, 2 * K),
-                                          _grown(abar, 2 * K))
-        if K == grams.shape[1]:
-            grams = _grown_square(grams, 2 * K)
-        v = _times_t(indptr, indices, data, dense, cut_coef, stride)
+        planes, groups = with_room(planes, groups, K)
+        v = _times_t(indptr, indices, values_csc, dense, cut_coef, stride)
         by_coef = _by_coefficients(whole, by_values, K, m, pool[3], pass_cost)
+        v_rows = np.zeros((T, groups.values.shape[2]))
+        gram_rows = np.empty((T, K + 1))
         for t in range(T):
             if by_values:
-                v_t = np.zeros(values.shape[2])         # zero past the group's width, as its values
+                v_t = v_rows[t]                         # zero past the group's width, as its values
                 for i in range(lengths[t]):
                     v_t[i] = v[positions[t, i]]
-                values[t, K] = v_t                      # row K: the Gram row below reads rows :K
             else:
                 v_t = v
             if by_coef:                                 # coef_k . X X' coef (see `whole`)
-                row = _pool_dots(pool, K, _times(rows, dense, v, stride))
-            elif values.shape[2] >= 64:                 # BLAS for wide groups (unbudgeted: K x m)
-                row = values[t, :K] @ v_t
+                gram_rows[t, :K] = _pool_dots(pool, K, _times(rows, dense, v, stride))
+            elif groups.values.shape[2] >= 64:          # BLAS for wide groups (unbudgeted: K x m)
+                gram_rows[t, :K] = groups.values[t, :K] @ v_t
             else:                                       # a call per small group costs more than its sums
-                row = np.zeros(K)
                 for k in range(K):
                     acc = 0.0
                     for i in range(lengths[t]):
-                        acc += values[t, k, i] * v_t[i]
-                    row[k] = acc
-            grams[t, K, :K] = row
-            grams[t, :K, K] = row
-            grams[t, K, K] = v_t @ v_t
+                        acc += groups.values[t, k, i] * v_t[i]
+                    gram_rows[t, k] = acc
+            gram_rows[t, K] = v_t @ v_t
+        store_plane(planes, groups, K, T, cut_delta, cut_coef.sum(), v_rows, gram_rows)
         if n_free > 0:
             n_free -= 1
             slot = free_rows[n_free]
         else:
             if used == coef_buf.shape[0]:
-                coef_buf = _grown(coef_buf, 2 * used)
-                row_of, free_rows = _grown(row_of, 2 * used), _grown(free_rows, 2 * used)
+                coef_buf = grown(coef_buf, 2 * used)
+                row_of, free_rows = grown(row_of, 2 * used), grown(free_rows, 2 * used)
             slot, used = used, used + 1
         if K == row_of.shape[0]:
-            row_of = _grown(row_of, 2 * K)
+            row_of = grown(row_of, 2 * K)
         row_of[K] = slot
         coef_buf[slot] = cut_coef
         if whole:
             pool = _pool_append(pool, K, cut_coef)
-        delta[K], age[K], coef_sum[K], abar[K] = cut_delta, 0, cut_coef.sum(), 0.0
         K += 1
-    return (status, value, coef_buf[row_of[:K]], K, delta, age, coef_sum, abar, kept[:T].copy(), values[:T].copy(),
-            grams[:T].copy(), mu[:T].copy(), group_age[:T].copy(), (rec_w, rec_wb, rec_xi), records[:it].copy())
+    return (status, value, (coef_buf[row_of[:K]], planes, groups, K, T), kept[:T].copy(), (rec_w, rec_wb, rec_xi),
+            records[:it].copy())

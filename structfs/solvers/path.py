@@ -46,7 +46,7 @@ class PathRefitter:
         if self.columns is not None:               # X's numbering -> the occurring columns'
             cols = np.searchsorted(self.columns, cols[np.isin(cols, self.columns)])
         ws = self.ws
-        ws.groups, ws.mu = [], np.zeros(0)
+        ws.clear_groups()
         ws.add_group(cols, take_columns(self.X, cols))
         cache = ColumnCache(self.X)
         cache.extend(cols)
