@@ -9,8 +9,8 @@ import numpy as np
 # entries (selection, test_rows, settings)
 Table = dict[str, Any]
 
-# Unbudgeted C steps in a row at which the cross-validated score fell, after which a search fits no
-# larger C (declining_C): as scikit-learn's n_iter_no_change, a fall at one step can be noise.
+# C steps a search takes (C_PATIENCE + 1 values of C) before it judges from the last step's gain whether a
+# larger C can still help (past_the_peak for the unbudgeted chain, losing_and_not_closing for the race)
 C_PATIENCE = 2
 
 
@@ -29,7 +29,7 @@ def grid_results(cells: list[tuple[float, int | None]], outputs: list[Any], n_fo
     for c, cell in enumerate(cells):
         all_runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
         runs = [r for r in all_runs if r is not None]
-        if not runs:                   # a cell no fold ran (larger C past the peak, see declining_C)
+        if not runs:                   # a cell no fold ran (larger C past the peak, see past_the_peak)
             runs = [(np.full(1, np.nan), np.full(1, np.nan), 0.0, True, None)]
         length = max(r[0].shape[0] for r in runs)
         for k in range(length):
@@ -90,15 +90,18 @@ def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> lis
     return [outputs[f * n_cells + c][0][0] for f in range(n_folds)]
 
 
-def declining_C(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int, done: list[int]) -> bool:
-    """Whether the unbudgeted cells ``done`` (positions in ``cells``, in increasing C, run on every
-    fold) show the cross-validated score falling at each of the last C_PATIENCE steps: past the peak of
-    the regularisation path, where a larger C would buy nothing (the one-standard-error rule picks the
-    smallest C within the noise of the best), so the search fits no larger C."""
+def past_the_peak(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int,
+                  done: list[int]) -> bool:
+    """Whether the unbudgeted cells ``done`` (positions in ``cells``, in increasing C, run on every fold)
+    have passed the peak of the cross-validated score: the last C is not the best so far, and a step as
+    large as its last (none where it fell) would not reach the best. A step up the log-spaced C grid gains
+    less the nearer it comes to the top of the regularisation path, so a larger C would not be the best,
+    and would change the choice (the one-standard-error rule picks the smallest C within the noise of
+    the best) still less: the search fits no larger C. At least C_PATIENCE + 1 C run first."""
     if len(done) <= C_PATIENCE:
         return False
     means = [np.mean(_first_scores(outputs, len(cells), n_folds, c)) for c in done]
-    return all(later < earlier for earlier, later in zip(means[-C_PATIENCE - 1:-1], means[-C_PATIENCE:]))
+    return means[-1] + max(means[-1] - means[-2], 0.0) <= max(means[:-1])
 
 
 def path_smoothed_scores(table: Table) -> np.ndarray:

@@ -62,9 +62,9 @@ from ._results import (
     Table,
     best_candidate,
     cv_results,
-    declining_C,
     grid_results,
     losing_and_not_closing,
+    past_the_peak,
     path_smoothed_scores,
     race_budgeted,
 )
@@ -216,8 +216,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         unbudgeted cells beside budgeted ones, the budgeted paths first run on the first fold only, and
         only those within one fold's noise of the best unbudgeted cell there run on the others (the
         others score NaN on them; the user guide's "Successive halving"). The unbudgeted cells are fitted
-        in increasing C, on every fold in step, until the cross-validated score has fallen at two C in a
-        row; the larger C are not fitted (NaN scores, pruned). None: every path runs to its end, on
+        in increasing C, on every fold in step, until the cross-validated score has passed its peak (the
+        last C not the best, and a step gaining as much as its last would not reach the best; from the
+        third C on); the larger C are not fitted (NaN scores, pruned). None: every path runs to its end, on
         every fold, at every C.
     debias : bool, default=True
         Score and return budgeted models debiased: the budget selects the features, and the weights
@@ -486,8 +487,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         race_held = by_C_budgeted[C_PATIENCE + 1:] if racing else []
         pending = [i for i in pending if i % len(cells) not in race_held]
         # The C steps: with halving, the unbudgeted cells beyond the first C_PATIENCE + 1 (in increasing C)
-        # wait, and each runs on every fold only while the cross-validated score has not fallen at each of
-        # the last C_PATIENCE steps (declining_C); the larger C past the peak are not fitted.
+        # wait, and each runs on every fold only while the last C is the best so far or closing on it by
+        # its last step (past_the_peak); the larger C past the peak are not fitted.
         by_C = sorted((c for c, (_, B) in enumerate(cells) if B is None), key=lambda c: cells[c][0])
         held = by_C[C_PATIENCE + 1:] if self.halving_factor is not None else []
         pending = [i for i in pending if i % len(cells) not in held]
@@ -527,7 +528,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 follow: list[int] = []
                 first_fold: list[int] = []
                 if held:                   # the unbudgeted chain's next C on every fold, or none
-                    done = declining_C(outputs, cells, n_folds, [c for c in by_C if c not in held])
+                    done = past_the_peak(outputs, cells, n_folds, [c for c in by_C if c not in held])
                     held, follow = c_step(held, done, range(n_folds))
                 if race_held:              # the race's next budgeted C on the first fold, or none
                     ran = [c for c in by_C_budgeted if c not in race_held]
