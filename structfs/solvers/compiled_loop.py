@@ -307,8 +307,8 @@ def _check_arrays(value: Any, expected: Any, where: str = "argument") -> None:
 def _compiled_loop() -> Any:
     """The loop compiled for ``_LOOP_ARGS`` (loaded from numba's disk cache after the first time), on
     first use rather than when structfs is imported: its machine-code entry point, called without
-    the dispatcher, which types all 27 arguments at every call (0.4 ms, typing the oracle's function
-    type; a MIL search makes hundreds of solves of a few hundred microseconds each)."""
+    the dispatcher, which types every argument at every call (about 0.4 ms, most of it the oracle's
+    function type; a MIL search makes hundreds of solves of a few hundred microseconds each)."""
     dispatcher: Any = njit(_LOOP_ARGS, cache=True)(_loop)      # numba's Dispatcher, not the function
     return dispatcher.overloads[dispatcher.signatures[0]].entry_point
 
@@ -385,7 +385,7 @@ def _loop(oracle: Any, params: np.ndarray, penalty: Any, penalty_params: np.ndar
         if interrupt[0] or failed[0]:      # failed: a Python oracle raised (python_oracle.py)
             status = INTERRUPTED
             break
-        delta, coef_sum, abar, mu = planes.delta, planes.coef_sum, planes.abar, groups.mu
+        delta, coef_sum, abar, mu = planes.delta, planes.coef_sum, planes.abar, groups.mu   # with_room may regrow them
         # -- the master over the planes: the simplex QP (one group) or the interior-point QCQP --
         full = np.empty((T, K, K))
         for t in range(T):
