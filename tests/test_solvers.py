@@ -673,16 +673,16 @@ def test_compiled_loop_refuses_arrays_its_entry_point_would_misread():
         return None
 
     args = [example(t) for t in _LOOP_ARGS]
-    _check_arrays(args, _LOOP_ARGS)
+    _check_arrays(args)
     ws = list(args[6])                      # the working set: (coef rows, planes, groups, positions, K, T)
     groups = list(ws[2])
     for wrong in (np.zeros((2, 2, 2), dtype=np.float32), np.zeros((4, 2, 2))[::2], [0.0, 0.0]):
         groups[3] = wrong                   # the Gram matrices
         ws[2] = tuple(groups)
         with pytest.raises(TypeError, match=r"argument 6\.2\.3"):
-            _check_arrays([*args[:6], tuple(ws), args[7]], _LOOP_ARGS)
+            _check_arrays([*args[:6], tuple(ws), args[7]])
     with pytest.raises(TypeError, match="argument 1:"):
-        _check_arrays([args[0], np.zeros(2, dtype=np.int64), *args[2:]], _LOOP_ARGS)
+        _check_arrays([args[0], np.zeros(2, dtype=np.int64), *args[2:]])
 
 
 def test_compiled_loop_stops_at_max_iter_as_the_python_loop(monkeypatch):

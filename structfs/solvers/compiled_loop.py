@@ -138,7 +138,7 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
                                int(settings.max_iter - state.n_iter), int(settings.max_age), bool(by_values))
     args = (call.function, call.params, *penalty, data, settings_in,
             (ws.planes.buffer, ws.arrays, ws.group_arrays, positions, K, T), (PENDING, call.failed))
-    _check_arrays(args, _LOOP_ARGS)
+    _check_arrays(args)
     with call:
         out = _compiled_loop()(*args)
     call.raise_failure()           # a Python oracle raised (INTERRUPTED): the fit ends with its error
@@ -287,19 +287,32 @@ def _by_coefficients(whole: bool, by_values: bool, K: int, m: int, length: np.nd
     return whole and (not by_values or K * m > length[:K].sum() + pass_cost)
 
 
-def _check_arrays(value: Any, expected: Any, where: str = "argument") -> None:
-    """Every array in the loop's arguments ``value`` of the dtype, dimension and C layout of its numba type
-    ``expected`` (the arguments' types, nested tuples followed): the entry point reads their memory as
-    such, unchecked (an int64 array would be read as doubles)."""
+def _array_places(expected: Any, path: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], np.dtype, int]]:
+    """(where, dtype, dimensions) of every array among numba types ``expected``, nested tuples followed:
+    ``where`` the indices that reach it from the top."""
+    if isinstance(expected, types.Array):
+        return [(path, np.dtype(str(expected.dtype)), expected.ndim)]
     if isinstance(expected, tuple | types.BaseTuple):
         its_types: Any = expected          # numba's tuple types iterate over their items' types
-        for i, (item, its_type) in enumerate(zip(value, its_types)):
-            _check_arrays(item, its_type, f"{where} {i}" if where == "argument" else f"{where}.{i}")
-    elif isinstance(expected, types.Array):
-        dtype = np.dtype(str(expected.dtype))
-        if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == expected.ndim
+        return [place for i, item in enumerate(its_types) for place in _array_places(item, (*path, i))]
+    return []
+
+
+_ARRAYS = _array_places(_LOOP_ARGS)
+
+
+def _check_arrays(args: Any) -> None:
+    """Every array in the loop's arguments ``args`` of the dtype, dimension and C layout of its type in
+    ``_LOOP_ARGS``: the entry point reads their memory as such, unchecked (an int64 array would be read as
+    doubles)."""
+    for path, dtype, ndim in _ARRAYS:
+        value = args
+        for i in path:
+            value = value[i]
+        if not (isinstance(value, np.ndarray) and value.dtype == dtype and value.ndim == ndim
                 and value.flags.c_contiguous):
-            raise TypeError(f"compiled loop {where}: expected a C-contiguous {dtype} array of {expected.ndim} "
+            where = ".".join(map(str, path))
+            raise TypeError(f"compiled loop argument {where}: expected a C-contiguous {dtype} array of {ndim} "
                             f"dimension(s), got {getattr(value, 'dtype', type(value))} {getattr(value, 'shape', '')}")
 
 
