@@ -149,10 +149,19 @@ def _floor(search, X, y):
     return time.perf_counter() - t0
 
 
-def run_floor(splits):
-    print("| problem | StructSVMCV, s | floor: the chosen and one other candidate, s | alternative, s "
-          "| search / alternative | floor / alternative |")
+def _floor_header(what, searched_by, alternative):
+    print(f"| {what} | {searched_by}, s | floor: the chosen and one other candidate, s | {alternative}, s "
+          f"| search / {alternative} | floor / {alternative} |")
     print("|---|---|---|---|---|---|")
+
+
+def _floor_row(label, search, floor, alternative):
+    print(f"| {label} | {search:.1f} | {floor:.1f} | {alternative:.1f} | {search / alternative:.2f} "
+          f"| {floor / alternative:.2f} |", flush=True)
+
+
+def run_floor(splits):
+    _floor_header("problem", "StructSVMCV", "alternative")
     problems = [("R8, 8 topics", [(X, y) for X, y, _, _ in _r8_topics()])]
     problems.append((f"SMS spam, {splits} splits", [(X, y) for X, y, _, _ in _sms_problems(splits)]))
     for label, data in problems:
@@ -162,8 +171,7 @@ def run_floor(splits):
             search += seconds
             floor += _floor(est, X, y) if est.budget_ is None else np.nan
             alternative += _timed(_alternative(False), X, y)[1]
-        print(f"| {label} | {search:.1f} | {floor:.1f} | {alternative:.1f} | {search / alternative:.2f} "
-              f"| {floor / alternative:.2f} |", flush=True)
+        _floor_row(label, search, floor, alternative)
 
 
 def _mil_floor(clf, bags, y):
@@ -186,23 +194,20 @@ def _mil_floor(clf, bags, y):
 
 
 def run_mil_floor(splits, datasets):
-    print("| data set | MILESClassifier(), s | floor: the chosen and one other candidate, s | MILES + L1-SVM, s "
-          "| search / MILES + L1-SVM | floor / MILES + L1-SVM |")
-    print("|---|---|---|---|---|---|")
+    _floor_header("data set", "MILESClassifier()", "MILES + L1-SVM")
     data = get_data_home(None)
     for name in datasets:
         search = floor = alternative = 0.0
-        tr, _, y_tr, _ = next(iter(load_splits(data, name, splits)))
-        MILESClassifier().fit(tr, y_tr)               # the kernels loaded from numba's cache, untimed
-        for tr, _, y_tr, _ in load_splits(data, name, splits):
+        problems = list(load_splits(data, name, splits))
+        MILESClassifier().fit(problems[0][0], problems[0][2])      # the kernels loaded from numba's cache, untimed
+        for tr, _, y_tr, _ in problems:
             clf, seconds = _timed(MILESClassifier(), tr, y_tr)
             search += seconds
             floor += _mil_floor(clf, tr, y_tr)
             t0 = time.perf_counter()
             miles_width_search(tr, y_tr, SIGMA_FACTORS)
             alternative += time.perf_counter() - t0
-        print(f"| {set_name(name)} | {search:.1f} | {floor:.1f} | {alternative:.1f} | {search / alternative:.2f} "
-              f"| {floor / alternative:.2f} |", flush=True)
+        _floor_row(set_name(name), search, floor, alternative)
 
 
 def run_mil(splits, datasets):

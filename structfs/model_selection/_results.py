@@ -82,7 +82,7 @@ def losing_and_not_closing(outputs: list[Any], cells: list[tuple[float, int | No
         return False
     bests = [float(np.max(outputs[c][0])) for c in done]
     bar = _race_bar(outputs, cells, n_folds)
-    return max(bests) < bar and bests[-1] + max(bests[-1] - bests[-2], 0.0) < bar
+    return max(bests) < bar and _one_more_step(bests) < bar
 
 
 def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> list[float]:
@@ -100,8 +100,15 @@ def past_the_peak(outputs: list[Any], cells: list[tuple[float, int | None]], n_f
     the best) still less: the search fits no larger C. At least C_PATIENCE + 1 C run first."""
     if len(done) <= C_PATIENCE:
         return False
-    means = [np.mean(_first_scores(outputs, len(cells), n_folds, c)) for c in done]
-    return means[-1] + max(means[-1] - means[-2], 0.0) <= max(means[:-1])
+    means = [float(np.mean(_first_scores(outputs, len(cells), n_folds, c))) for c in done]
+    return _one_more_step(means) <= max(means[:-1])
+
+
+def _one_more_step(scores: list[float]) -> float:
+    """The score a C step as large as the last would reach from the last of ``scores`` (in increasing C):
+    the last plus the last step's gain, or the last where it fell -- the bound both C-step rules
+    (:func:`losing_and_not_closing`, :func:`past_the_peak`) take a larger C to be held to."""
+    return scores[-1] + max(scores[-1] - scores[-2], 0.0)
 
 
 def path_smoothed_scores(table: Table) -> np.ndarray:

@@ -71,13 +71,12 @@ class LoopData(NamedTuple):
 
 class LoopSettings(NamedTuple):
     """What a restricted solve is asked: the bias feature's value, C, the precision, the planes it may
-    add, how long planes and groups stay unused, and whether every group keeps its planes' values."""
+    add, and how long planes and groups stay unused."""
     bias: float
     C: float
     tol: float
     max_iter: int
     max_age: int
-    by_values: bool
 
 
 _VECTOR, _INDEX, _MATRIX = types.float64[::1], types.int64[::1], types.float64[:, ::1]
@@ -87,8 +86,7 @@ _GROUPS = types.NamedTuple((_INDEX, types.boolean[::1], types.float64[:, :, ::1]
                             _INDEX), GroupArrays)
 _LOOP_ARGS = (ORACLE_TYPE, _VECTOR, PENALTY_TYPE, _VECTOR,
               types.NamedTuple((_VECTOR, _COMPRESSED, _COMPRESSED, _MATRIX, types.int64, types.int64), LoopData),
-              types.NamedTuple((types.float64, types.float64, types.float64, types.int64, types.int64,
-                                types.boolean), LoopSettings),
+              types.NamedTuple((types.float64, types.float64, types.float64, types.int64, types.int64), LoopSettings),
               types.Tuple((_MATRIX, _PLANES, _GROUPS, types.int64[:, ::1], types.int64, types.int64)),
               types.Tuple((_INDEX, _INDEX)))
 
@@ -135,7 +133,7 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
     data = LoopData(np.ascontiguousarray(y, dtype=np.float64), columns, rows, dense, cache.label_stride(),
                     cache.cols.shape[0])
     settings_in = LoopSettings(float(ws.bias), float(ws.C), float(settings.tol),
-                               int(settings.max_iter - state.n_iter), int(settings.max_age), bool(by_values))
+                               int(settings.max_iter - state.n_iter), int(settings.max_age))
     args = (call.function, call.params, *penalty, data, settings_in,
             (ws.planes.buffer, ws.arrays, ws.group_arrays, positions, K, T), (PENDING, call.failed))
     _check_arrays(args)
@@ -350,11 +348,12 @@ def _loop(oracle: Any, params: np.ndarray, penalty: Any, penalty_params: np.ndar
     PlaneArrays, GroupArrays, K, T), the indices of the groups kept, the best iterate (w, w_b, xi), one
     record per iteration)."""
     y, (indptr, indices, values_csc), rows, dense, stride, m = data
-    bias, C, tol, max_iter, max_age, by_values = settings
+    bias, C, tol, max_iter, max_age = settings
     coef_buf, planes, groups, positions, K, T = ws
     interrupt, failed = signals
     n = y.shape[0]
     lengths = groups.lengths
+    by_values = groups.keeps[:T].all()      # else one group of every column (see compiled_inner_solve)
     single = T == 1
     # One group of every column (an unbudgeted fit, a debiasing refit): the dual direction and the Gram
     # rows can go through the planes' coefficients instead of their values, a pass over X plus the

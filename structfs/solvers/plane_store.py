@@ -75,12 +75,7 @@ class DensePlanes:
 
     def combination(self, weights: np.ndarray) -> np.ndarray:
         """sum_k weights_k coef_k (n,)."""
-        # The dense K x n product is memory-bound: when most planes are idle (budgeted fits, many
-        # groups) gather the weighted rows; otherwise the gather's copy costs more than it saves.
-        active = np.flatnonzero(weights)
-        if 4 * active.shape[0] < self.K:
-            return weights[active] @ self._coef[active]
-        return weights @ self.coef
+        return combination(self.coef, weights)
 
     def dots(self, u: np.ndarray, count: int) -> np.ndarray:
         """(coef_k . u) for the first ``count`` planes."""
@@ -93,6 +88,17 @@ class DensePlanes:
     def column_products(self, X_cols: Any) -> np.ndarray:
         """X_cols' coef_k for every plane: K x |t|."""
         return np.asarray(X_cols.T @ self.coef.T).T
+
+
+def combination(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """sum_k weights_k rows_k over the rows of a K x width array (plane coefficients, or plane values on a
+    group)."""
+    # The dense K x width product is memory-bound: when most planes are idle (budgeted fits, many groups)
+    # gather the weighted rows; otherwise the gather's copy costs more than it saves.
+    active = np.flatnonzero(weights)
+    if 4 * active.shape[0] < rows.shape[0]:
+        return weights[active] @ rows[active]
+    return weights @ rows
 
 
 class CodedPlanes:

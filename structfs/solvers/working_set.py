@@ -21,7 +21,7 @@ import numpy as np
 
 from .._jit import njit
 from .data import ColumnCache, matvec, matvec_t
-from .plane_store import CodedPlanes, DensePlanes
+from .plane_store import CodedPlanes, DensePlanes, combination
 from .qcqp import MasterSolution, gram_factor, simplex_weights, solve_master
 from .simplex_qp import NO_FACE, Face, face_without
 
@@ -352,7 +352,7 @@ class WorkingSet:
             alpha = self.C * self.abar
             out = np.zeros(cache.cols.shape[0])
             for t, g in enumerate(self.groups):
-                out[cache.positions(g.cols)] = _combination(self.values(t), alpha)
+                out[cache.positions(g.cols)] = combination(self.values(t), alpha)
             return out, float(alpha @ self.coef_sum)
         beta = self.beta()
         return matvec_t(cache.X, beta), beta.sum()
@@ -363,10 +363,3 @@ class WorkingSet:
         beta *= self.C                        # in place: an n-vector at large n
         return beta
 
-
-def _combination(rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """sum_k weights_k rows_k, as :meth:`DensePlanes.combination` forms it."""
-    active = np.flatnonzero(weights)
-    if 4 * active.shape[0] < rows.shape[0]:
-        return weights[active] @ rows[active]
-    return weights @ rows
