@@ -871,6 +871,35 @@ def test_a_search_fits_no_larger_C_past_the_peak():
     np.testing.assert_array_equal(parallel["mean_test_score"], serial["mean_test_score"])
 
 
+def test_budgeted_paths_step_through_C_like_the_unbudgeted_chain():
+    """Without a race (every cell budgeted), each budget's cells step through C as the unbudgeted chain
+    does: past the peak of their best path-smoothed score at the first rung the larger C are not
+    fitted (pruned, NaN). Halving then keeps a third of the cells the rung would have had, the cells
+    not fitted counted as lost: here 2 of 6, not 1 of the 3 fitted."""
+    from sklearn.datasets import make_classification
+
+    from structfs.model_selection._results import cell_best
+
+    X, y = make_classification(300, 40, n_informative=3, flip_y=0.2, random_state=1)
+    params = dict(Cs=[1, 10, 100, 1000, 1e4, 1e5], budgets=[2], scale_C=False)
+    results = StructSVMCV(**params).fit(X, y).cv_results_
+    C = np.asarray(results["param_C"], dtype=float)
+    skipped = np.isnan(np.asarray(results["mean_test_score"]))
+    assert skipped.any() and not skipped[C <= 100].any()
+    assert np.asarray(results["pruned"])[skipped].all() and C[skipped].min() > C[~skipped].max()
+    rung = 5                                              # HALVING_FIRST_RUNG
+    continued = {c for c, k in zip(C, results["param_n_groups"]) if k is not None and k > rung}
+    assert len(continued) == 2
+    full = StructSVMCV(halving_factor=None, **params).fit(X, y).cv_results_
+    assert not np.isnan(np.asarray(full["mean_test_score"])).any()
+    # a cell's score for the steps: its best path-smoothed mean over the folds, a shorter fold path
+    # keeping its last point
+    outputs = [(np.array([0.5, 0.7, 0.6]),), (np.array([0.7, 0.9]),)]
+    assert cell_best(outputs, 1, 2, 0) == pytest.approx(max((0.6 + 0.6 + 0.8) / 3, (0.6 + 0.8 + 0.75) / 3,
+                                                            (0.8 + 0.75 + 0.75) / 3))
+    assert cell_best([(np.array([0.3]),), (np.array([0.5]),)], 1, 2, 0) == 0.4
+
+
 def test_rescoring_at_cv_cuts_with_a_memo_gives_the_answers_without():
     from structfs.model_selection._path import rescore_at_cv_cuts
 

@@ -92,16 +92,31 @@ def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> lis
 
 def past_the_peak(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int,
                   done: list[int]) -> bool:
-    """Whether the unbudgeted cells ``done`` (positions in ``cells``, in increasing C, run on every fold)
-    have passed the peak of the cross-validated score: the last C is not the best so far, and a step as
-    large as its last (none where it fell) would not reach the best. A step up the log-spaced C grid gains
-    less the nearer it comes to the top of the regularisation path, so a larger C would not be the best,
-    and would change the choice (the one-standard-error rule picks the smallest C within the noise of
-    the best) still less: the search fits no larger C. At least C_PATIENCE + 1 C run first."""
+    """Whether the cells ``done`` (positions in ``cells``, of one budget, in increasing C, run on every
+    fold) have passed the peak of the cross-validated score: the last C is not the best so far, and a
+    step as large as its last (none where it fell) would not reach the best. A step up the log-spaced C
+    grid gains less the nearer it comes to the top of the regularisation path, so a larger C would not
+    be the best, and would change the choice (the one-standard-error rule picks the smallest C within
+    the noise of the best) still less: the search fits no larger C. At least C_PATIENCE + 1 C run
+    first. A cell's score is its best path-smoothed mean over the folds so far (an unbudgeted cell's
+    one point; a budgeted path's as far as successive halving has run it, :func:`cell_best`)."""
     if len(done) <= C_PATIENCE:
         return False
-    means = [float(np.mean(_first_scores(outputs, len(cells), n_folds, c))) for c in done]
+    means = [cell_best(outputs, len(cells), n_folds, c) for c in done]
     return _one_more_step(means) <= max(means[:-1])
+
+
+def cell_best(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> float:
+    """Cell c's best path-smoothed mean validation score over the folds, on its paths as far as they
+    have run (a fold whose path ended keeps its last point, as in :func:`grid_results`; an unbudgeted
+    cell's one point is its score)."""
+    runs = [outputs[f * n_cells + c][0] for f in range(n_folds)]
+    length = max(r.shape[0] for r in runs)
+    if length == 1:                   # one point: its mean as such (smoothing would only add round-off)
+        return float(np.mean([r[0] for r in runs]))
+    mean = np.mean([np.concatenate((r, np.repeat(r[-1:], length - r.shape[0]))) for r in runs], axis=0)
+    padded = np.concatenate((mean[:1], mean, mean[-1:]))
+    return float(np.max((padded[:-2] + padded[1:-1] + padded[2:]) / 3.0))
 
 
 def _one_more_step(scores: list[float]) -> float:

@@ -459,13 +459,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         outputs: list[Any] = [None] * len(tasks)
         pending, alive, pruned = list(range(len(tasks))), list(range(len(cells))), set()
+        # Budgeted cells the C steps did not fit count as candidates that lost at the first rung: halving
+        # keeps 1 / halving_factor of the cells it would have had, not of those left (the steps drop
+        # what halving would have dropped, not a survivor's place).
+        stepped_over = 0
 
         def c_step(waiting: list[int], past_peak: bool, folds: range) -> tuple[list[int], list[int]]:
             """(cells still waiting, tasks to run): the larger C ``waiting`` (in increasing C) all pruned
             when ``past_peak``, else the next one run on ``folds``."""
-            nonlocal alive
+            nonlocal alive, stepped_over
             if past_peak:
                 pruned.update(waiting)
+                stepped_over += sum(cells[c][1] is not None for c in waiting)
                 alive = [c for c in alive if c not in waiting]
                 progress.drop(n_folds * len(waiting))
                 return [], []
@@ -486,12 +491,18 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         by_C_budgeted = sorted((c for c, (_, B) in enumerate(cells) if B is not None), key=lambda c: cells[c][0])
         race_held = by_C_budgeted[C_PATIENCE + 1:] if racing else []
         pending = [i for i in pending if i % len(cells) not in race_held]
-        # The C steps: with halving, the unbudgeted cells beyond the first C_PATIENCE + 1 (in increasing C)
-        # wait, and each runs on every fold only while the last C is the best so far or closing on it by
-        # its last step (past_the_peak); the larger C past the peak are not fitted.
-        by_C = sorted((c for c, (_, B) in enumerate(cells) if B is None), key=lambda c: cells[c][0])
-        held = by_C[C_PATIENCE + 1:] if self.halving_factor is not None else []
-        pending = [i for i in pending if i % len(cells) not in held]
+        # The C steps: with halving, the cells of each ladder over C -- the unbudgeted cells, and where no
+        # race runs each budget's cells -- beyond the first C_PATIENCE + 1 (in increasing C) wait, and each
+        # runs on every fold (a budgeted one to the first rung) only while the last C is the best so far or
+        # closing on it by its last step (past_the_peak); the larger C past the peak are not fitted.
+        def by_C_of(budget: int | None) -> list[int]:
+            return sorted((c for c, (_, B) in enumerate(cells) if B == budget), key=lambda c: cells[c][0])
+
+        budgets = sorted({int(B) for _, B in cells if B is not None})
+        ladders = [by_C_of(None)] + ([] if racing else [by_C_of(B) for B in budgets])
+        held = [ladder[C_PATIENCE + 1:] if self.halving_factor is not None else [] for ladder in ladders]
+        waiting_cells = {c for waiting in held for c in waiting}
+        pending = [i for i in pending if i % len(cells) not in waiting_cells]
         # Serial searches keep their budgeted paths between rungs and continue them (FoldPath); parallel
         # ones start a survivor's path over in a worker. Kept paths hold their planes (K x n each), so
         # only while the training rows of all of them stay under RESUME_MAX_ROWS.
@@ -527,9 +538,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                         progress(tasks[i], out)
                 follow: list[int] = []
                 first_fold: list[int] = []
-                if held:                   # the unbudgeted chain's next C on every fold, or none
-                    done = past_the_peak(outputs, cells, n_folds, [c for c in by_C if c not in held])
-                    held, follow = c_step(held, done, range(n_folds))
+                for k, waiting in enumerate(held):     # each ladder's next C on every fold, or none
+                    if waiting:
+                        done = past_the_peak(outputs, cells, n_folds, [c for c in ladders[k] if c not in waiting])
+                        held[k], more = c_step(waiting, done, range(n_folds))
+                        follow += more
                 if race_held:              # the race's next budgeted C on the first fold, or none
                     ran = [c for c in by_C_budgeted if c not in race_held]
                     race_held, first_fold = c_step(race_held, losing_and_not_closing(outputs, cells, n_folds, ran),
@@ -549,7 +562,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 if rung >= max_outer:
                     break
                 scored = self._scored(grid_results(table_cells, outputs, n_folds), y, fold_tasks, scoring, memo)
-                survivors = self._survivors(scored, table_cells, alive)
+                survivors = self._survivors(scored, table_cells, alive, len(alive) + stepped_over)
+                stepped_over = 0
                 pruned |= {c for c in set(alive) - set(survivors) if capped(c, rung)}
                 pending = [f * len(cells) + c for f in range(n_folds) for c in survivors if capped(c, rung)]
                 if live is not None:               # the pruned candidates' paths are not continued
@@ -609,15 +623,17 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring, fold_data=fold_data)
         return [task.advance(max_outer)]
 
-    def _survivors(self, table: Table, cells: list[tuple[float, int | None]], alive: list[int]) -> list[int]:
-        """The best ``1 / halving_factor`` of the candidates ``alive`` (positions in ``cells``) by the
-        best path-smoothed score of their path so far."""
+    def _survivors(self, table: Table, cells: list[tuple[float, int | None]], alive: list[int],
+                   of: int) -> list[int]:
+        """The best ``of / halving_factor`` (at most all) of the candidates ``alive`` (positions in
+        ``cells``) by the best path-smoothed score of their path so far; ``of``: how many candidates the
+        rung had, those the C steps did not fit counted among them."""
         smoothed = path_smoothed_scores(table)
         best: dict[tuple[float, int | None], float] = {}
         for key, score in zip(zip(table["C"], table["budget"]), smoothed):
             best[key] = max(best.get(key, -np.inf), score)
         ranked = sorted(alive, key=lambda c: -best.get(cells[c], -np.inf))      # a path may have no point
-        return sorted(ranked[:-(-len(alive) // cast(int, self.halving_factor))])
+        return sorted(ranked[:-(-of // cast(int, self.halving_factor))])
 
     def _planned_paths(self, tasks: list[tuple[int, float, int | None]], n_cells: int, rung: int,
                        max_outer: int) -> int:
