@@ -51,6 +51,10 @@ FORMAT_VERSION_PER_MODEL = 3
 # models[i].pairs and models[i].pair_values, as version 4: a reader of version 3 would drop them and
 # predict with the linear part alone, so it must refuse such a file.
 FORMAT_VERSION_INTERACTIONS = 4
+# A multi-label model fitted on a class vector (MultiLabelStructSVM's single_label_: predict marks each
+# row's top-scoring label) records "single_label": true, as version 5: a reader of version 4 would
+# predict by the cut at 0, so it must refuse such a file.
+FORMAT_VERSION_SINGLE_LABEL = 5
 _KINDS = {"binary": StructSVM, "one-vs-rest": OneVsRestStructSVM}
 
 
@@ -292,6 +296,8 @@ def _save_multilabel(estimator: Any, path: Any) -> Any:
            "kind": "multi-label", "n_features": int(estimator.n_features_in_),
            "classes": [_plain(c, "classes") for c in estimator.classes_], "feature_names": None,
            "params": _params_record(MultiLabelStructSVM(**params)), "models": models}
+    if getattr(estimator, "single_label_", False):
+        doc.update(format_version=FORMAT_VERSION_SINGLE_LABEL, single_label=True)
     return _write(doc, path)
 
 
@@ -445,17 +451,20 @@ def _load(doc: Any) -> Any:
         raise ModelFileError("not a structfs model file")
     version = doc.get("format_version")
     if isinstance(version, bool) or version not in (1, FORMAT_VERSION, FORMAT_VERSION_PER_MODEL,
-                                                    FORMAT_VERSION_INTERACTIONS):
+                                                    FORMAT_VERSION_INTERACTIONS, FORMAT_VERSION_SINGLE_LABEL):
         raise ModelFileError(f"model format version {version!r} is not supported by structfs {__version__} "
-                             f"(which reads versions 1 to {FORMAT_VERSION_INTERACTIONS})")
+                             f"(which reads versions 1 to {FORMAT_VERSION_SINGLE_LABEL})")
     if version != 1:
-        unknown = sorted(set(doc) - {"format", "structfs_version", "format_version", "kind", "n_features", "classes",
-                                     "feature_names", "params", "models"})
+        known = {"format", "structfs_version", "format_version", "kind", "n_features", "classes", "feature_names",
+                 "params", "models"} | ({"single_label"} if version >= FORMAT_VERSION_SINGLE_LABEL else set())
+        unknown = sorted(set(doc) - known)
         if unknown:
             raise ModelFileError(f"field {_shown(unknown[0])} is not part of a model file of version {version}")
     kind = _field(doc, "kind", "str")
     if kind not in _KINDS and kind != "multi-label":
         raise ModelFileError(f"field kind must be 'binary', 'one-vs-rest' or 'multi-label', got {kind!r}")
+    if "single_label" in doc and kind != "multi-label":
+        raise ModelFileError(f"field single_label belongs to multi-label models; this one is {kind!r}")
     n_features = _field(doc, "n_features", "int")
     if not 1 <= n_features <= 2 ** 31:
         raise ModelFileError(f"field n_features must be in 1..2^31, got {n_features}")
@@ -494,6 +503,7 @@ def _load(doc: Any) -> Any:
             raise ModelFileError("field models: a multi-label model has no interaction pairs")
         est.coef_ = np.vstack([np.asarray(wt[0].toarray() if sp.issparse(wt[0]) else wt[0]).ravel() for wt in weights])
         est.intercept_ = np.array([wt[1] for wt in weights])
+        est.single_label_ = _single_label(doc, version)
         est.classes_ = np.asarray(classes)
         est.n_features_in_ = n_features
         est.selected_features_ = np.flatnonzero(np.any(est.coef_ != 0, axis=0))
@@ -505,6 +515,15 @@ def _load(doc: Any) -> Any:
     if names is not None:
         est.feature_names_in_ = np.asarray(names, dtype=object)
     return est
+
+
+def _single_label(doc: dict[str, Any], version: int) -> bool:
+    """A multi-label file's single_label field: True only as version 5 writes it, else absent (False)."""
+    if "single_label" not in doc:
+        return False
+    if doc["single_label"] is not True or version < FORMAT_VERSION_SINGLE_LABEL:
+        raise ModelFileError("field single_label must be true where present (a version 5 multi-label file)")
+    return True
 
 
 def _binary_of(ovr: Any, record: Any, i: int, version: int) -> Any:

@@ -98,13 +98,45 @@ def test_micro_f1_of_the_joint_model_is_its_score():
     assert macro.score(X[200:], Y[200:]) == pytest.approx(f1_score(Y[200:], macro.predict(X[200:]), average="macro"))
 
 
-def test_a_class_vector_is_its_one_hot_form():
+def test_a_class_vector_is_its_one_hot_form_and_gets_one_class_per_row():
+    """Fitted on a class vector, the model marks each row's top-scoring label only (its class), and its
+    score is the measure of those decisions (micro-F1 of one-hot rows: the accuracy); fitted on the
+    same labels as an indicator matrix, it cuts every label at 0."""
+    from sklearn.metrics import f1_score
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(90, 5))
-    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3], axis=1)]
+    y = np.array(["a", "b", "c"])[np.argmax(X[:, :3] + rng.normal(scale=0.5, size=(90, 3)), axis=1)]
     model = MultiLabelStructSVM(C=100.0).fit(X, y)
-    assert list(model.classes_) == ["a", "b", "c"] and model.predict(X).shape == (90, 3)
-    assert model.score(X, y) > 0.6
+    assert model.single_label_ and list(model.classes_) == ["a", "b", "c"]
+    P = model.predict(X)
+    assert P.shape == (90, 3) and np.all(P.sum(axis=1) == 1)
+    assert np.array_equal(P.argmax(axis=1), model.decision_function(X).argmax(axis=1))
+    accuracy = np.mean(model.classes_[P.argmax(axis=1)] == y)
+    assert model.score(X, y) == pytest.approx(accuracy) and accuracy > 0.6
+    one_hot = (y[:, None] == model.classes_[None, :]).astype(int)
+    assert model.score(X, y) == pytest.approx(f1_score(one_hot, P, average="micro"))
+    indicator = MultiLabelStructSVM(C=100.0).fit(X, one_hot)
+    assert not indicator.single_label_
+    assert np.array_equal(indicator.predict(X), (indicator.decision_function(X) > 0).astype(int))
+
+
+def test_a_single_label_search_chooses_by_the_top_label():
+    """MultiLabelStructSVMCV on a class vector scores its candidates by the decisions predict makes: its
+    best_score_ is the mean over the folds of the top label's measure, which the cut at 0 does not give."""
+    from structfs.multilabel import TopLabelScorer
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 6))
+    y = np.argmax(X[:, :3] + rng.normal(scale=0.7, size=(150, 3)), axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = MultiLabelStructSVMCV(cv=3).fit(X, y)
+    assert model.single_label_ and isinstance(model.search_.scoring, TopLabelScorer)
+    results = model.cv_results_
+    folds = np.array([results[f"split{f}_test_score"][model.search_.best_index_] for f in range(3)])
+    assert model.best_score_ == pytest.approx(folds.mean())
+    assert np.all(model.predict(X).sum(axis=1) == 1)
 
 
 def test_cross_validation_keeps_the_cap_on_distinct_features():
@@ -142,7 +174,27 @@ def test_model_files_round_trip_exactly(tmp_path):
         loaded = load_model(tmp_path / "m.json")
         assert isinstance(loaded, MultiLabelStructSVM)
         assert np.array_equal(loaded.decision_function(X), model.decision_function(X))
-        assert list(loaded.classes_) == list(model.classes_)
+        assert np.array_equal(loaded.predict(X), model.predict(X))
+        assert list(loaded.classes_) == list(model.classes_) and loaded.single_label_ == model.single_label_
+    assert fitted[2].single_label_ and not fitted[0].single_label_
+
+
+def test_a_file_that_would_predict_otherwise_is_refused(tmp_path):
+    """single_label comes with format version 5 (a version-4 reader would cut at 0 instead), only as
+    true, and only on multi-label models."""
+    import json
+
+    from structfs import load_model, save_model
+
+    X, Y = make_multilabel_classification(120, n_features=10, n_classes=3, random_state=0)
+    save_model(MultiLabelStructSVM(C=10.0).fit(X, Y.argmax(axis=1)), tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert doc["format_version"] == 5 and doc["single_label"] is True
+    for change, match in (({"format_version": 4}, "single_label"), ({"single_label": False}, "single_label"),
+                          ({"single_label": 1}, "single_label"), ({"kind": "one-vs-rest"}, "single_label")):
+        (tmp_path / "bad.json").write_text(json.dumps({**doc, **change}))
+        with pytest.raises(ValueError, match=match):
+            load_model(tmp_path / "bad.json")
 
 
 def test_command_line_trains_a_shared_budget_on_comma_separated_labels(tmp_path, capsys):

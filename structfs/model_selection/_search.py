@@ -358,7 +358,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         its loss, measure, solver settings, debiasing and early stop (``per_query``: a search over query
         ids, whose measure has no one cut to choose)."""
         loss = problem.loss
-        keep_decisions = self.threshold == "cv" and loss.is_contingency and threshold_loss is None and not per_query
+        keep_decisions = (self.threshold == "cv" and loss.is_contingency and threshold_loss is None and not per_query
+                          and self.scoring is None)      # the cut by CV is chosen for the loss's own measure
         return PathScoring(classes, loss, problem.scorer, problem.solver, self.debias, self.n_iter_no_change,
                            threshold_loss, cut_X, problem.groups, bool(self.interactions), keep_decisions)
 
