@@ -218,3 +218,16 @@ def test_search_chooses_the_training_loss_by_the_operating_point():
     own = StructSVMCV(loss="tpr@fpr", loss_params={"fpr": 0.1}, cv=3, scoring=get_scorer("tpr@fpr", fpr=0.1)).fit(X, y)
     assert model.loss_.name in ("tpr@fpr", "f1")
     assert model.best_score_ >= own.best_score_ - 1e-12
+
+
+def test_the_surrogate_losss_model_is_cut_at_the_operating_point_too():
+    """Where the F1-trained search wins (its search is scored by the operating point through a custom
+    scoring), the returned model is still cut at the out-of-fold operating point, which needs that
+    search to keep its folds' decision values."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(1500, n_features=20, n_informative=5, weights=[0.85], class_sep=0.8, random_state=0)
+    model = StructSVMCV(loss="prec@rec", loss_params={"recall": 0.9}, cv=3).fit(X[:1000], y[:1000])
+    assert model.loss_.name == "f1" and model.threshold_ < 0        # the cut moved down, toward recall 0.9
+    predicted = model.predict(X[1000:])
+    assert np.sum(predicted[y[1000:] == 1] == 1) / np.sum(y[1000:] == 1) >= 0.8

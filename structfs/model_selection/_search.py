@@ -358,8 +358,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         its loss, measure, solver settings, debiasing and early stop (``per_query``: a search over query
         ids, whose measure has no one cut to choose)."""
         loss = problem.loss
-        keep_decisions = (self.threshold == "cv" and loss.is_contingency and threshold_loss is None and not per_query
-                          and self.scoring is None)      # the cut by CV is chosen for the loss's own measure
+        # kept with any scoring: the cut by CV serves the loss's own measure, and an operating-point search's
+        # F1-trained candidates (scored by the operating point) are cut at it out of fold
+        keep_decisions = self.threshold == "cv" and loss.is_contingency and threshold_loss is None and not per_query
         return PathScoring(classes, loss, problem.scorer, problem.solver, self.debias, self.n_iter_no_change,
                            threshold_loss, cut_X, problem.groups, bool(self.interactions), keep_decisions)
 
