@@ -461,18 +461,22 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
         outputs: list[Any] = [None] * len(tasks)
         pending, alive, pruned = list(range(len(tasks))), list(range(len(cells))), set()
-        # Budgeted cells the C steps did not fit count as candidates that lost at the first rung: halving
-        # keeps 1 / halving_factor of the cells it would have had, not of those left (the steps drop
-        # what halving would have dropped, not a survivor's place).
+        # Budgeted cells the ladders' C steps did not fit count as candidates that lost at the first rung:
+        # halving keeps 1 / halving_factor of the cells it would have had, not of those left (the steps
+        # drop what halving would have dropped, not a survivor's place). The race's own drops do not
+        # count: halving works on the cells that passed it, as before the ladders.
         stepped_over = 0
 
-        def c_step(waiting: list[int], past_peak: bool, folds: range) -> tuple[list[int], list[int]]:
+        def c_step(waiting: list[int], past_peak: bool, folds: range, counted: bool = False) -> tuple[list[int],
+                                                                                                  list[int]]:
             """(cells still waiting, tasks to run): the larger C ``waiting`` (in increasing C) all pruned
-            when ``past_peak``, else the next one run on ``folds``."""
+            when ``past_peak``, else the next one run on ``folds``; ``counted``: pruned budgeted cells
+            count as lost at the first rung (``stepped_over``)."""
             nonlocal alive, stepped_over
             if past_peak:
                 pruned.update(waiting)
-                stepped_over += sum(cells[c][1] is not None for c in waiting)
+                if counted:
+                    stepped_over += sum(cells[c][1] is not None for c in waiting)
                 alive = [c for c in alive if c not in waiting]
                 progress.drop(n_folds * len(waiting))
                 return [], []
@@ -543,7 +547,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 for k, waiting in enumerate(held):     # each ladder's next C on every fold, or none
                     if waiting:
                         done = past_the_peak(outputs, cells, n_folds, [c for c in ladders[k] if c not in waiting])
-                        held[k], more = c_step(waiting, done, range(n_folds))
+                        held[k], more = c_step(waiting, done, range(n_folds), counted=True)
                         follow += more
                 if race_held:              # the race's next budgeted C on the first fold, or none
                     ran = [c for c in by_C_budgeted if c not in race_held]
