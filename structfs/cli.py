@@ -260,13 +260,19 @@ def _train_multilabel(args: argparse.Namespace) -> int:
 
 
 def _multilabel_report(test_file: str, model: Any, scores: Any, labels: Any) -> None:
-    """Micro- and macro-averaged precision, recall and F1 of the labels the scores predict (score > 0)."""
+    """Micro- and macro-averaged precision, recall and F1 of the labels the model predicts: those of score
+    > 0, or for a model fitted on a class vector (``single_label_``) each example's top-scoring label,
+    as its ``predict`` does."""
     from sklearn.metrics import f1_score, precision_score, recall_score
 
+    from .multilabel import top_label
+
     Y = np.array([[c in set(row) for c in model.classes_] for row in labels], dtype=int)
-    P = (scores > 0).astype(int)
-    print(f"{test_file}: {len(labels)} examples, {Y.shape[1]} labels (multi-label; a label is predicted where "
-          "its score is > 0)")
+    if getattr(model, "single_label_", False):
+        P, rule = top_label(scores), "one class per example, its top-scoring label"
+    else:
+        P, rule = (scores > 0).astype(int), "a label is predicted where its score is > 0"
+    print(f"{test_file}: {len(labels)} examples, {Y.shape[1]} labels (multi-label; {rule})")
     for average in ("micro", "macro"):
         print(f"{average}-precision: {100 * precision_score(Y, P, average=average, zero_division=0):6.2f}  "
               f"{average}-recall: {100 * recall_score(Y, P, average=average, zero_division=0):6.2f}  "

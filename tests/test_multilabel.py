@@ -218,6 +218,28 @@ def test_command_line_trains_a_shared_budget_on_comma_separated_labels(tmp_path,
     assert len(load_model(tmp_path / "model2").selected_features_) <= 6
 
 
+def test_command_line_evaluates_a_class_vector_model_by_its_top_label(tmp_path, capsys):
+    """A model fitted on a class vector (saved from Python) is evaluated on the command line by the
+    decisions its predict makes: one class per example."""
+    from sklearn.datasets import dump_svmlight_file
+    from sklearn.metrics import f1_score
+
+    from structfs import save_model
+    from structfs.cli import main
+
+    X, Y = make_multilabel_classification(300, n_features=20, n_classes=3, n_labels=1, allow_unlabeled=False,
+                                          random_state=0)
+    y = Y.argmax(axis=1)
+    model = MultiLabelStructSVM(C=100.0).fit(X[:200], y[:200])
+    save_model(model, tmp_path / "model")
+    one_hot = (y[200:, None] == model.classes_[None, :]).astype(int)
+    dump_svmlight_file(X[200:], one_hot, str(tmp_path / "test"), multilabel=True, zero_based=False)
+    assert main(["evaluate", str(tmp_path / "test"), str(tmp_path / "model")]) == 0
+    printed = capsys.readouterr().out
+    micro = 100 * f1_score(one_hot, model.predict(X[200:]), average="micro")
+    assert "top-scoring label" in printed and f"micro-F1: {micro:6.2f}" in printed
+
+
 def test_the_searched_model_is_the_one_returned():
     """MultiLabelStructSVMCV's model is its search's refitted joint model read per label (one fit on all
     the data, one intercept): the model the search scored."""
