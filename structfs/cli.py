@@ -265,13 +265,12 @@ def _multilabel_report(test_file: str, model: Any, scores: Any, labels: Any) -> 
     as its ``predict`` does."""
     from sklearn.metrics import f1_score, precision_score, recall_score
 
-    from .multilabel import top_label
+    from .multilabel import label_decisions
 
     Y = np.array([[c in set(row) for c in model.classes_] for row in labels], dtype=int)
-    if getattr(model, "single_label_", False):
-        P, rule = top_label(scores), "one class per example, its top-scoring label"
-    else:
-        P, rule = (scores > 0).astype(int), "a label is predicted where its score is > 0"
+    single = getattr(model, "single_label_", False)
+    P = label_decisions(scores, single)
+    rule = "one class per example, its top-scoring label" if single else "a label is predicted where its score is > 0"
     print(f"{test_file}: {len(labels)} examples, {Y.shape[1]} labels (multi-label; {rule})")
     for average in ("micro", "macro"):
         print(f"{average}-precision: {100 * precision_score(Y, P, average=average, zero_division=0):6.2f}  "

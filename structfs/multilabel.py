@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
     from typing_extensions import Self
 
-__all__ = ["LabelwiseLoss", "MultiLabelStructSVM", "MultiLabelStructSVMCV", "TopLabelScorer", "top_label"]
+__all__ = ["LabelwiseLoss", "MultiLabelStructSVM", "MultiLabelStructSVMCV", "TopLabelScorer", "label_decisions",
+           "top_label"]
 
 _AVERAGES = ("micro", "macro")
 
@@ -108,6 +109,12 @@ def top_label(scores: np.ndarray) -> np.ndarray:
     decisions = np.zeros(scores.shape, dtype=np.int64)
     decisions[np.arange(scores.shape[0]), np.argmax(scores, axis=1)] = 1
     return decisions
+
+
+def label_decisions(scores: np.ndarray, single_label: bool) -> np.ndarray:
+    """The (n, L) 0/1 decisions of a multi-label model's scores: each row's top label for a model fitted
+    on a class vector (``single_label``), else every label whose score is > 0."""
+    return top_label(scores) if single_label else (scores > 0).astype(np.int64)
 
 
 class TopLabelScorer:
@@ -216,10 +223,7 @@ class _MultiLabelMixin:
         """(n_samples, n_labels) 0/1 indicator matrix: 1 where the label's score is > 0; for a model fitted
         on a class vector (``single_label_``), 1 at each row's top-scoring label only (its class, one-hot:
         ``classes_[predict(X).argmax(axis=1)]`` are the class names)."""
-        scores = self.decision_function(X)
-        if getattr(self, "single_label_", False):
-            return top_label(scores)
-        return (scores > 0).astype(np.int64)
+        return label_decisions(self.decision_function(X), getattr(self, "single_label_", False))
 
     def score(self, X: MatrixLike, Y: ArrayLike) -> float:
         """The loss's measure of the decisions on X against Y on scikit-learn's 0-1 scale: micro-averaged
@@ -232,7 +236,7 @@ class _MultiLabelMixin:
         y = np.where(np.ravel(indicator) == 1, 1.0, -1.0)
         s = np.ravel(self.decision_function(X))
         if getattr(self, "single_label_", False):      # the decisions predict makes
-            s = np.where(np.ravel(self.predict(X)) == 1, 1.0, -1.0)
+            s = np.where(np.ravel(top_label(s.reshape(indicator.shape))) == 1, 1.0, -1.0)
         return self._joint_loss(indicator.shape[1]).score(y, s) / 100.0
 
     def __sklearn_tags__(self) -> Any:

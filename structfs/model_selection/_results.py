@@ -115,8 +115,13 @@ def cell_best(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> float:
     if length == 1:                   # one point: its mean as such (smoothing would only add round-off)
         return float(np.mean([r[0] for r in runs]))
     mean = np.mean([np.concatenate((r, np.repeat(r[-1:], length - r.shape[0]))) for r in runs], axis=0)
-    padded = np.concatenate((mean[:1], mean, mean[-1:]))
-    return float(np.max((padded[:-2] + padded[1:-1] + padded[2:]) / 3.0))
+    return float(np.max(_smoothed(mean)))
+
+
+def _smoothed(path: np.ndarray) -> np.ndarray:
+    """One path's scores averaged over a window of three lengths, the ends repeating their value."""
+    padded = np.concatenate((path[:1], path, path[-1:]))
+    return (padded[:-2] + padded[1:-1] + padded[2:]) / 3.0
 
 
 def _one_more_step(scores: list[float]) -> float:
@@ -144,9 +149,7 @@ def path_smoothed_scores(table: Table) -> np.ndarray:
         stop = start + 1
         while stop < len(mean) and keys[stop] == keys[start]:
             stop += 1
-        path = mean[start:stop]
-        padded = np.concatenate((path[:1], path, path[-1:]))
-        smoothed[start:stop] = (padded[:-2] + padded[1:-1] + padded[2:]) / 3.0
+        smoothed[start:stop] = _smoothed(mean[start:stop])
         start = stop
     return smoothed
 
