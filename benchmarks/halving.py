@@ -155,15 +155,20 @@ def _budgeted_floor(search, X, y):
     """The same for a search whose cells are all budgeted (``max_features``): the chosen cell's fold
     paths and the cheapest other fitted cell's, from the search's own fit times (a cell's paths as far as
     halving ran them), and the final model fitted again."""
+    return _two_cells(search, ("param_C", "param_budget")) + _timed(clone(search.estimator_), X, y)[1]
+
+
+def _two_cells(search, params):
+    """Seconds of the chosen cell's fold paths and the cheapest other fitted cell's (a cell: the values
+    of ``params`` in ``cv_results_``), from the search's own fit times (one per cell, for all its points;
+    0 for a C the C steps skipped)."""
     table = search.cv_results_
     cells = {}
-    for i, key in enumerate(zip(table["param_C"], table["param_budget"])):
-        cells[key] = table["mean_fit_time"][i]         # a cell's fold path: one time for all its points
-    best = search.best_index_
-    chosen = (table["param_C"][best], table["param_budget"][best])
+    for i, key in enumerate(zip(*(table[p] for p in params))):
+        cells[key] = table["mean_fit_time"][i]
+    chosen = tuple(table[p][search.best_index_] for p in params)
     folds = sum(key.startswith("split") and key.endswith("_test_score") for key in table)
-    cheapest = min(t for key, t in cells.items() if key != chosen and t > 0)      # 0: a C the C steps skipped
-    return folds * (cells[chosen] + cheapest) + _timed(clone(search.estimator_), X, y)[1]
+    return folds * (cells[chosen] + min(t for key, t in cells.items() if key != chosen and t > 0))
 
 
 def _floor_header(what, searched_by, alternative):
@@ -203,14 +208,7 @@ def _mil_floor(clf, bags, y):
     the module's docstring): its fold paths and the cheapest other cell's, from the search's own fit
     times, and the final model fitted again at the chosen width."""
     search = clf.estimator_
-    table = search.cv_results_
-    cells = {}
-    for i, key in enumerate(zip(table["param_sigma"], table["param_C"], table["param_budget"])):
-        cells[key] = table["mean_fit_time"][i]         # a cell's fold path: one time for all its points
-    best = search.best_index_
-    chosen = (table["param_sigma"][best], table["param_C"][best], table["param_budget"][best])
-    folds = sum(key.startswith("split") and key.endswith("_test_score") for key in table)
-    paths = folds * (cells[chosen] + min(t for key, t in cells.items() if key != chosen))
+    paths = _two_cells(search, ("param_sigma", "param_C", "param_budget"))
     embedding = MILESEmbedding().fit(bags)
     embedding.sigma_ = clf.sigma_
     final = _timed(clone(search.estimator_), embedding.transform(bags), y)[1]
