@@ -10,7 +10,11 @@ KeyboardInterrupt raised there is swallowed by numba or turned into an unrelated
 * Python code calls :func:`check_interrupt` between compiled calls, which raises KeyboardInterrupt;
 * a second Ctrl-C before that raises at once, as Python would.
 
-Parallel fits wait for their workers in Python (:func:`interrupts_allowed`): there Ctrl-C raises at once.
+Parallel fits wait for their workers in Python (:func:`interrupts_allowed`): there Ctrl-C raises at once,
+and joblib tears its process pool down. loky's executor-manager thread can then meet a work item the
+teardown has already removed and die with a ``KeyError``, which Python prints as a traceback although
+the workers are stopped all the same; once Ctrl-C has come during such a wait, that exception of that
+thread is not printed (:func:`_pool_teardown_hook`). Every other thread exception is.
 Only the main thread's default handler is replaced: a handler of the caller's is left as it is.
 """
 from __future__ import annotations
@@ -25,6 +29,8 @@ import numpy as np
 
 # 1 once SIGINT arrived during a fit; an array, so that compiled code reads it (it is passed as an argument)
 PENDING = np.zeros(1, dtype=np.int64)
+# whether SIGINT has come while this process waited on parallel workers (interrupts_allowed)
+_WAIT_INTERRUPTED = [False]
 
 
 def _record(signum: int, frame: Any) -> None:
@@ -32,6 +38,24 @@ def _record(signum: int, frame: Any) -> None:
         PENDING[0] = 0
         raise KeyboardInterrupt
     PENDING[0] = 1
+
+
+def _raise_in_wait(signum: int, frame: Any) -> None:
+    _WAIT_INTERRUPTED[0] = True
+    raise KeyboardInterrupt
+
+
+def _pool_teardown_hook(previous: Any) -> Any:
+    """A ``threading.excepthook`` that drops the ``KeyError`` of loky's executor-manager thread once Ctrl-C
+    has come during a wait on workers (the pool's teardown race, see the module's docstring) and hands
+    every other exception to ``previous``."""
+    def hook(args: Any) -> None:
+        if not (_WAIT_INTERRUPTED[0] and args.exc_type is KeyError
+                and type(args.thread).__name__ == "_ExecutorManagerThread"):
+            previous(args)
+
+    hook.structfs_pool_teardown = True      # type: ignore[attr-defined]
+    return hook
 
 
 def check_interrupt() -> None:
@@ -67,7 +91,9 @@ def interrupts_allowed(active: bool = True) -> Iterator[None]:
         yield
         return
     check_interrupt()
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not getattr(threading.excepthook, "structfs_pool_teardown", False):
+        threading.excepthook = _pool_teardown_hook(threading.excepthook)
+    signal.signal(signal.SIGINT, _raise_in_wait)
     try:
         yield
     finally:

@@ -73,6 +73,42 @@ def test_waiting_for_workers_raises_at_once():
         assert PENDING[0] == 0
 
 
+def test_after_ctrl_c_in_a_wait_only_the_pool_managers_key_error_goes_unprinted(monkeypatch):
+    """loky's executor-manager thread can die with a KeyError while joblib tears its pool down after Ctrl-C:
+    that one exception is not printed; the same thread's other exceptions, other threads' KeyErrors, and
+    everything before an interrupted wait reach the previous hook."""
+    import threading
+
+    from structfs import _interrupt
+
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append((type(args.thread).__name__,
+                                                                            args.exc_type)))
+    monkeypatch.setattr(_interrupt, "_WAIT_INTERRUPTED", [False])
+
+    class _ExecutorManagerThread(threading.Thread):      # loky's class name
+        pass
+
+    def die(kind, error):
+        thread = kind(target=lambda: (_ for _ in ()).throw(error))
+        thread.start()
+        thread.join()
+
+    with deferred_interrupts():
+        with interrupts_allowed():              # installs the hook; no interrupt yet
+            pass
+        die(_ExecutorManagerThread, KeyError(1))
+        with pytest.raises(KeyboardInterrupt), interrupts_allowed():
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+    die(_ExecutorManagerThread, KeyError(2))
+    die(_ExecutorManagerThread, RuntimeError("other"))
+    die(threading.Thread, KeyError(3))
+    assert seen == [("_ExecutorManagerThread", KeyError), ("_ExecutorManagerThread", RuntimeError),
+                    ("Thread", KeyError)]
+
+
 def test_ctrl_c_during_a_compiled_fit_raises_keyboard_interrupt_and_keeps_the_model():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((4000, 50))
