@@ -82,7 +82,7 @@ def collect_mil(args, out):
             rows = []
             for factor in args.sigma_factors or SIGMA_FACTORS:
                 sigma = emb.sigma_ * factor
-                table = cv._search(cv._problem(), np.exp(-D / (2 * sigma ** 2)), y_tr, classes, folds,
+                table = cv._search(cv._problem(), [np.exp(-D / (2 * sigma ** 2))], y_tr, classes, folds,
                                    columns=columns)
                 paths = test_paths(cv, np.exp(-D_all / (2 * sigma ** 2)), y_all, len(tr), table)
                 rows += rows_of(table, paths, factor)
@@ -103,7 +103,7 @@ def collect_text(name, Xtr, ytr, Xte, yte, out, cv_params, **key):
     cv = StructSVMCV(loss="f1", halving_factor=None, threshold="learned", **cv_params)
     classes = np.unique(ytr)
     folds = cv._folds(ytr)
-    table = cv._search(cv._problem(), Xtr, ytr, classes, folds)
+    table = cv._search(cv._problem(), [Xtr], ytr, classes, folds)
     paths = test_paths(cv, sp.vstack([Xtr, Xte]).tocsr(), np.concatenate([ytr, yte]), Xtr.shape[0], table)
     rec = dict(kind="text", data=name, baselines=base, rows=rows_of(table, paths),
                seconds=time.perf_counter() - t0, **key)

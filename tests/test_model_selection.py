@@ -507,7 +507,7 @@ def test_cv_falls_back_to_a_ranking_loss_when_every_candidate_is_the_zero_model(
     assert cv.intercept_[0] != 0.0                  # the AUC refit's own intercept is 0: it was moved
     # its candidates are the AUC search's, each cut at its fold's best training cut and scored by F1
     ref = StructSVMCV(loss="auc", scoring="f1")
-    table = ref._search(ref._problem(), X, y, np.unique(y), ref._folds(y), threshold_loss=get_loss("f1"))
+    table = ref._search(ref._problem(), [X], y, np.unique(y), ref._folds(y), threshold_loss=get_loss("f1"))
     assert np.allclose(cv.cv_results_["mean_test_score"], np.mean(table["scores"], axis=1), equal_nan=True)
     X2, y2 = _data(seed=3)                           # data with a real F1 optimum: no fallback, no warning
     with warnings.catch_warnings():
@@ -923,8 +923,9 @@ def test_rescoring_at_cv_cuts_with_a_memo_gives_the_answers_without():
 
 
 def test_a_search_over_versions_of_the_data_chooses_among_them_like_C():
-    """fit_data on a SearchData source: its versions' candidates are each version's own search on the
-    same folds, reported as param_<name>, and the refit is the chosen version's."""
+    """fit_data on a SearchData source: over the full grid its versions' candidates are each version's
+    own candidates on the same folds, reported as param_<name>, and the refit is the chosen version's;
+    successive halving keeps a third of the cells of all versions together, not a third of each's."""
     from structfs.model_selection import SearchData
 
     X, y = _data(n=200, m=20, seed=2)
@@ -936,7 +937,7 @@ def test_a_search_over_versions_of_the_data_chooses_among_them_like_C():
         def X(self, setting):
             return X + setting["noise"] * noise
 
-    grid = dict(Cs=[10.0, 100.0], budgets=[None, 3], max_outer=4)
+    grid = dict(Cs=[10.0, 100.0], budgets=[None, 3], max_outer=4, halving_factor=None)
     search = StructSVMCV(**grid).fit_data(Noisy(), y)
     alone = [StructSVMCV(**grid).fit(Noisy().X(setting), y) for setting in Noisy.settings]
     results = search.cv_results_
@@ -949,5 +950,13 @@ def test_a_search_over_versions_of_the_data_chooses_among_them_like_C():
     chosen, X_chosen = alone[[2.0, 0.0].index(version)], Noisy().X({"noise": version})
     assert search.C_ == chosen.C_ and search.budget_ == chosen.budget_
     np.testing.assert_allclose(search.decision_function(X_chosen), chosen.decision_function(X_chosen))
+    # 2 versions x 2 C x 2 budgets = 8 cells at the first rung (5 groups): ceil(8 / 3) = 3 run on; each
+    # version's own halving would keep ceil(4 / 3) = 2 of its 4, 4 in all
+    halving = StructSVMCV(Cs=[10.0, 100.0], budgets=[2, 3], max_outer=10, n_iter_no_change=None).fit_data(Noisy(), y)
+    cells = {(C, B, v) for C, B, v in zip(halving.cv_results_["param_C"], halving.cv_results_["param_budget"],
+                                          halving.cv_results_["param_noise"])}
+    pruned = {(C, B, v) for C, B, v, p in zip(halving.cv_results_["param_C"], halving.cv_results_["param_budget"],
+                                              halving.cv_results_["param_noise"], halving.cv_results_["pruned"]) if p}
+    assert len(cells) == 8 and len(pruned) == 5
     with pytest.raises(ValueError, match="two classes"):
         StructSVMCV(**grid).fit_data(Noisy(), np.zeros(200))

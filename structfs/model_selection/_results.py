@@ -14,8 +14,9 @@ Table = dict[str, Any]
 C_PATIENCE = 2
 
 
-def grid_results(cells: list[tuple[float, int | None]], outputs: list[Any], n_folds: int) -> Table:
-    """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths.
+def grid_results(cells: list[tuple[Any, ...]], outputs: list[Any], n_folds: int) -> Table:
+    """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths; a
+    cell is (C, budget) or (C, budget, version of the data), the version then listed as ``setting``.
 
     A fold whose path ended earlier (its generation converged) keeps its last point for longer paths; a
     fold on which a cell never ran (``outputs`` None: the race dropped it, see :func:`race_budgeted`)
@@ -26,6 +27,8 @@ def grid_results(cells: list[tuple[float, int | None]], outputs: list[Any], n_fo
     out: Table = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
     if any(r is not None and r[4] is not None for r in outputs):
         out["decisions"] = []
+    if cells and len(cells[0]) > 2:
+        out["setting"] = []
     for c, cell in enumerate(cells):
         all_runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
         runs = [r for r in all_runs if r is not None]
@@ -40,13 +43,15 @@ def grid_results(cells: list[tuple[float, int | None]], outputs: list[Any], n_fo
             out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
             out["fit_time"].append(np.mean([r[2] for r in runs]))
             out["certified"].append(all(r[3] for r in runs))
+            if "setting" in out:
+                out["setting"].append(cell[2])
             if "decisions" in out:
                 out["decisions"].append([None if r is None else r[4][min(k, len(r[4]) - 1)] for r in all_runs])
     return out
 
 
-def race_budgeted(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int) -> list[int]:
-    """The budgeted cells worth running on every fold: positions in ``cells`` ((C, budget) pairs) whose
+def race_budgeted(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int) -> list[int]:
+    """The budgeted cells worth running on every fold: positions in ``cells`` ((C, budget, ...)) whose
     path on the first fold reached, at its best point, the first-fold score of the best unbudgeted cell
     (by its mean over the folds) minus that cell's standard deviation over the folds.
 
@@ -57,19 +62,19 @@ def race_budgeted(outputs: list[Any], cells: list[tuple[float, int | None]], n_f
     other: on text, where no sparse model is as good, the budgeted paths then cost one fold instead of all;
     where irrelevant features abound and a sparse model is far better, every budgeted cell runs on."""
     bar = _race_bar(outputs, cells, n_folds)
-    return [c for c, (_, B) in enumerate(cells) if B is not None and outputs[c] is not None
+    return [c for c, cell in enumerate(cells) if cell[1] is not None and outputs[c] is not None
             and np.max(outputs[c][0]) >= bar]
 
 
-def _race_bar(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int) -> float:
+def _race_bar(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int) -> float:
     """The first-fold score a budgeted cell must reach to run on (:func:`race_budgeted`)."""
-    unbudgeted = [c for c, (_, B) in enumerate(cells) if B is None and outputs[c] is not None]
+    unbudgeted = [c for c, cell in enumerate(cells) if cell[1] is None and outputs[c] is not None]
     scores = np.array([_first_scores(outputs, len(cells), n_folds, c) for c in unbudgeted])
     best = int(np.argmax(scores.mean(axis=1)))
     return float(scores[best, 0] - scores[best].std(ddof=1))
 
 
-def losing_and_not_closing(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int,
+def losing_and_not_closing(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int,
                            done: list[int]) -> bool:
     """Whether the budgeted cells ``done`` (positions in ``cells``, in increasing C, at least C_PATIENCE
     + 1 of them, run on the first fold) all fall short of the race's bar, by more than their last C step
@@ -90,7 +95,7 @@ def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> lis
     return [outputs[f * n_cells + c][0][0] for f in range(n_folds)]
 
 
-def past_the_peak(outputs: list[Any], cells: list[tuple[float, int | None]], n_folds: int,
+def past_the_peak(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int,
                   done: list[int]) -> bool:
     """Whether the cells ``done`` (positions in ``cells``, of one budget, in increasing C, run on every
     fold) have passed the peak of the cross-validated score: the last C is not the best so far, and a

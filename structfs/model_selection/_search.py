@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -89,6 +89,21 @@ def _as_list(function: Callable[..., Any], *args: Any) -> list[Any]:
     return [function(*args)]
 
 
+# A search's cell: (C, budget, version of the data); a fold path's task: (fold, C in the fold's unit, budget,
+# version)
+_Cell = tuple[float, int | None, int]
+_Task = tuple[int, float, int | None, int]
+
+
+@dataclass(frozen=True)
+class _Version:
+    """One version of a search's data (SearchData.settings): its matrix, its folds (Fold, whose bias and
+    columns follow it) and how its paths are scored (PathScoring, whose cut_X follows it)."""
+    X: Any
+    folds: list[Fold]
+    scoring: PathScoring
+
+
 # Successive halving's first rung: every budgeted fold path runs to this many groups (the patience of
 # the default early stop, so that a path can have ended on its own by then).
 HALVING_FIRST_RUNG = 5
@@ -126,13 +141,13 @@ class _Progress:
             self.bar.total -= paths
             self.bar.refresh()
 
-    def __call__(self, task: tuple[int, float, int | None], out: Any) -> None:
+    def __call__(self, task: _Task, out: Any) -> None:
         if self.bar is None:
             return
         if self.verbose >= 2:
             import sys
 
-            f, C, B = task
+            f, C, B, _ = task
             scores, n_features, seconds = out[:3]
             best = int(np.argmax(scores))
             self.bar.write(f"[structfs] fold {f}, C {C:.4g}, budget {B}: best validation score {scores[best]:.4f} "
@@ -390,47 +405,56 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     # Over 8 parameters: beside the problem, the data and the folds, the rows' weights and query ids, and the
     # data source's per-fold columns and cut (SearchData), keywords all.
-    def _search(self, problem: SearchProblem, X: Any, y: np.ndarray, classes: np.ndarray,
+    def _search(self, problem: SearchProblem, Xs: list[Any], y: np.ndarray, classes: np.ndarray,
                 folds: list[tuple[np.ndarray, np.ndarray]], *,
-                columns: list[np.ndarray] | None = None, threshold_loss: Loss | None = None, cut_X: Any = None,
-                sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Table:
-        """The per-candidate table over this estimator's grid on given folds (``columns[f]``
-        restricts fold f's features; ``threshold_loss``, ``cut_X``: see :func:`fold_path`;
-        ``sample_weight``, ``qid``: checked weights or query ids of the rows, or None)."""
+                columns: list[np.ndarray] | None = None, threshold_loss: Loss | None = None,
+                cut_Xs: list[Any] | None = None, sample_weight: np.ndarray | None = None,
+                qid: np.ndarray | None = None) -> Table:
+        """The per-candidate table over this estimator's grid and the versions ``Xs`` of the data (one
+        search: one successive halving over every (version, C, budget) cell; ``table["setting"]`` gives
+        each candidate's version) on given folds (``columns[f]`` restricts fold f's features;
+        ``threshold_loss``, ``cut_Xs`` (one per version): see :func:`fold_path`; ``sample_weight``,
+        ``qid``: checked weights or query ids of the rows, or None)."""
         loss, Cs, budgets = problem.loss, problem.Cs, problem.budgets
         positive = positive_class(np.asarray(classes), self.pos_label)
         classes = np.array([c for c in classes if c != positive] + [positive])     # the fold models measure it
         bias = 0.0 if loss.ranks_only else float(self.bias)      # as StructSVM fits such a loss
         per_sample = self.Cs is None          # the default grid is C per (unit-norm) example: see grid_unit
         w = sample_weight
-        cells = [(C, B) for C in Cs for B in budgets]
-        biases = [bias] * len(folds)
-        if not per_sample:
-            units, unit = [1.0] * len(folds), 1.0
-        elif not self._scales_to_data():
-            units = [float(len(train) if w is None else np.sum(w[train])) for train, _ in folds]
-            unit = float(X.shape[0] if w is None else np.sum(w))
-        else:                                 # one pass over X; a fold restricted to columns needs its own
-            norms = squared_norms(X)
-            fold_norms = [norms[train] if columns is None else squared_norms(take_rows(X, train), columns[f])
-                          for f, (train, _) in enumerate(folds)]
-            fold_w = [None if w is None else w[train] for train, _ in folds]
-            units = [grid_unit(fold, fw) for fold, fw in zip(fold_norms, fold_w)]
-            unit = grid_unit(norms, w)
-            biases = [data_bias(bias, fold, fw) for fold, fw in zip(fold_norms, fold_w)]
-        fold_tasks = [Fold(train, test, None if columns is None else columns[f], biases[f],
-                           None if w is None else w[train], None if w is None else w[test],
-                           None if qid is None else qid[train], None if qid is None else qid[test])
-                      for f, (train, test) in enumerate(folds)]
-        scoring = self._path_scoring(problem, classes, threshold_loss=threshold_loss, cut_X=cut_X,
-                                     per_query=qid is not None)
-        tasks = [(f, C * units[f], B) for f in range(len(folds)) for C, B in cells]
-        table_cells = [(C * unit, B) for C, B in cells]
+        versions, cells, table_cells, fold_units = [], [], [], []
+        for v, X in enumerate(Xs):
+            biases = [bias] * len(folds)
+            if not per_sample:
+                units, unit = [1.0] * len(folds), 1.0
+            elif not self._scales_to_data():
+                units = [float(len(train) if w is None else np.sum(w[train])) for train, _ in folds]
+                unit = float(X.shape[0] if w is None else np.sum(w))
+            else:                             # one pass over X; a fold restricted to columns needs its own
+                norms = squared_norms(X)
+                fold_norms = [norms[train] if columns is None else squared_norms(take_rows(X, train), columns[f])
+                              for f, (train, _) in enumerate(folds)]
+                fold_w = [None if w is None else w[train] for train, _ in folds]
+                units = [grid_unit(fold, fw) for fold, fw in zip(fold_norms, fold_w)]
+                unit = grid_unit(norms, w)
+                biases = [data_bias(bias, fold, fw) for fold, fw in zip(fold_norms, fold_w)]
+            fold_tasks = [Fold(train, test, None if columns is None else columns[f], biases[f],
+                               None if w is None else w[train], None if w is None else w[test],
+                               None if qid is None else qid[train], None if qid is None else qid[test])
+                          for f, (train, test) in enumerate(folds)]
+            scoring = self._path_scoring(problem, classes, threshold_loss=threshold_loss,
+                                         cut_X=None if cut_Xs is None else cut_Xs[v], per_query=qid is not None)
+            versions.append(_Version(X, fold_tasks, scoring))
+            cells += [(C, B, v) for C in Cs for B in budgets]
+            table_cells += [(C * unit, B, v) for C in Cs for B in budgets]
+            fold_units.append(units)
+        # task i = f * len(cells) + c: cell c on fold f, its C in its version's unit on that fold
+        tasks = [(f, C * fold_units[v][f], B, v) for f in range(len(folds)) for C, B, v in cells]
         memo: dict[Any, Any] = {}      # the cuts by CV of path points already rescored (rescore_at_cv_cuts)
-        outputs, pruned = self._halving(X, y, fold_tasks, tasks, cells, table_cells, scoring, memo)
-        table = self._scored(grid_results(table_cells, outputs, len(folds)), y, fold_tasks, scoring, memo)
+        outputs, pruned = self._halving(versions, y, tasks, cells, table_cells, memo)
+        table = self._scored(grid_results(table_cells, outputs, len(folds)), y, versions[0].folds,
+                             versions[0].scoring, memo)
         cut = {table_cells[c] for c in pruned}
-        table["pruned"] = [key in cut for key in zip(table["C"], table["budget"])]
+        table["pruned"] = [key in cut for key in zip(table["C"], table["budget"], table["setting"])]
         table["selection"] = self.selection
         table["test_rows"] = tuple(test for _, test in folds)       # a tuple: one per fold, not per candidate
         return table
@@ -438,19 +462,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     # Over 80 lines: the rungs, the race of the budgeted cells and the C steps all decide on the same state
     # (outputs, pending tasks, live cells, kept paths) between two batches of fold paths; apart they
     # would hand all of it back and forth.
-    def _halving(self, X: Any, y: np.ndarray, fold_tasks: list[Fold], tasks: list[tuple[int, float, int | None]],
-                 cells: list[tuple[float, int | None]], table_cells: list[tuple[float, int | None]],
-                 scoring: PathScoring, memo: dict[Any, Any]) -> tuple[list[Any], set[int]]:
-        """Run the fold paths ``tasks`` (fold, C, B) -- cell c of fold f at f * len(cells) + c -- by
-        successive halving (``halving_factor``; None: each once, to its end); (outputs, pruned cells).
-        ``memo``: the rescored cuts kept across its rungs (:func:`rescore_at_cv_cuts`).
+    def _halving(self, versions: list[_Version], y: np.ndarray, tasks: list[_Task], cells: list[_Cell],
+                 table_cells: list[_Cell], memo: dict[Any, Any]) -> tuple[list[Any], set[int]]:
+        """Run the fold paths ``tasks`` (fold, C, B, version) -- cell c of fold f at f * len(cells) + c --
+        by successive halving (``halving_factor``; None: each once, to its end) over the cells of every
+        version of the data together; (outputs, pruned cells). ``memo``: the rescored cuts kept across
+        its rungs (:func:`rescore_at_cv_cuts`).
 
         A rung r lets a path of budget B run to r * B_min / B groups (B_min: the grid's smallest
         budget), so that paths of different budgets are compared at about the same number of features."""
         from joblib import Parallel
 
-        max_outer, n_folds = scoring.solver.max_outer, len(fold_tasks)
-        smallest = min((B for _, B in cells if B is not None), default=1)
+        max_outer, n_folds = versions[0].scoring.solver.max_outer, len(versions[0].folds)
+        smallest = min((cell[1] for cell in cells if cell[1] is not None), default=1)
 
         def length(rung: int, B: int | None) -> int:
             return max_outer if B is None else min(max_outer, max(1, -(-rung * smallest // B)))
@@ -488,55 +512,61 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # best point there falls short of the best unbudgeted candidate on the same fold by more than its
         # spread over the folds never run on the others (race_budgeted).
         racing = self.halving_factor is not None and n_folds > 1 and \
-            len({B is None for _, B in cells}) == 2
+            len({cell[1] is None for cell in cells}) == 2
         if racing:
             pending = [i for i in pending if tasks[i][2] is None or tasks[i][0] == 0]
-        # The race's C steps: its budgeted cells beyond the first C_PATIENCE + 1 (in increasing C) wait, and
-        # each runs on the first fold only while those before it have not all lost the race by more than their
-        # last C step gained (losing_and_not_closing).
-        by_C_budgeted = sorted((c for c, (_, B) in enumerate(cells) if B is not None), key=lambda c: cells[c][0])
-        race_held = by_C_budgeted[C_PATIENCE + 1:] if racing else []
-        pending = [i for i in pending if i % len(cells) not in race_held]
-        # The C steps: with halving, the cells of each ladder over C -- the unbudgeted cells, and where no
-        # race runs each budget's cells -- beyond the first C_PATIENCE + 1 (in increasing C) wait, and each
-        # runs on every fold (a budgeted one to the first rung) only while the last C is the best so far or
-        # closing on it by its last step (past_the_peak); the larger C past the peak are not fitted.
-        def by_C_of(budget: int | None) -> list[int]:
-            return sorted((c for c, (_, B) in enumerate(cells) if B == budget), key=lambda c: cells[c][0])
+        # Each version of the data has its own ladders over C (below), the race's and the C steps'.
+        def by_C_of(budget: int | None, version: int, budgeted: bool = False) -> list[int]:
+            return sorted((c for c, (_, B, v) in enumerate(cells) if v == version
+                           and (B is not None if budgeted else B == budget)), key=lambda c: cells[c][0])
 
-        budgets = sorted({int(B) for _, B in cells if B is not None})
-        ladders = [by_C_of(None)] + ([] if racing else [by_C_of(B) for B in budgets])
+        # The race's C steps: on each version, its budgeted cells beyond the first C_PATIENCE + 1 (in
+        # increasing C) wait, and each runs on the first fold only while those before it have not all lost
+        # the race by more than their last C step gained (losing_and_not_closing).
+        raced_ladders = [by_C_of(None, v, budgeted=True) for v in range(len(versions))] if racing else []
+        race_held = [ladder[C_PATIENCE + 1:] for ladder in raced_ladders]
+        waiting_cells = {c for waiting in race_held for c in waiting}
+        # The C steps: with halving, the cells of each ladder over C -- each version's unbudgeted cells, and
+        # where no race runs each budget's cells -- beyond the first C_PATIENCE + 1 (in increasing C) wait,
+        # and each runs on every fold (a budgeted one to the first rung) only while the last C is the best so
+        # far or closing on it by its last step (past_the_peak); the larger C past the peak are not fitted.
+        budgets = sorted({int(cell[1]) for cell in cells if cell[1] is not None})
+        ladders = [by_C_of(B, v) for v in range(len(versions))
+                   for B in [None] + ([] if racing else budgets)]
         held = [ladder[C_PATIENCE + 1:] if self.halving_factor is not None else [] for ladder in ladders]
-        waiting_cells = {c for waiting in held for c in waiting}
+        waiting_cells |= {c for waiting in held for c in waiting}
         pending = [i for i in pending if i % len(cells) not in waiting_cells]
         # Serial searches keep their budgeted paths between rungs and continue them (FoldPath); parallel
         # ones start a survivor's path over in a worker. Kept paths hold their planes (K x n each), so
         # only while the training rows of all of them stay under RESUME_MAX_ROWS.
-        budgeted_rows = sum(len(fold_tasks[f].train) for f, _, B in tasks if B is not None)
+        budgeted_rows = sum(len(versions[v].folds[f].train) for f, _, B, v in tasks if B is not None)
         live: dict[int, FoldPath] | None = {} if self.n_jobs in (None, 1) and budgeted_rows <= RESUME_MAX_ROWS else None
-        shared: dict[int, FoldData] = {}    # fold -> FoldData, shared by its cells (serial searches, as live)
-        chain_planes: dict[int, Any] = {}   # fold -> its unbudgeted chain's last planes (searches without live)
+        # (fold, version) -> FoldData, shared by its cells (serial searches, as live)
+        shared: dict[tuple[int, int], FoldData] = {}
+        # (fold, version) -> its unbudgeted chain's last planes (searches without live)
+        chain_planes: dict[tuple[int, int], Any] = {}
         with self._progress(self._planned_paths(tasks, len(cells), rung, max_outer)) as progress:
             while pending:
-                # a fold's unbudgeted cells run as one job, over C, each fit warm-started (unbudgeted_chain)
-                chains: dict[int, list[int]] = {}
+                # a fold's unbudgeted cells of one version run as one job, over C, each fit warm-started
+                # (unbudgeted_chain)
+                chains: dict[tuple[int, int], list[int]] = {}
                 for i in pending:
                     if tasks[i][2] is None:
-                        chains.setdefault(tasks[i][0], []).append(i)
+                        chains.setdefault((tasks[i][0], tasks[i][3]), []).append(i)
                 jobs = [[i] for i in pending if tasks[i][2] is not None] + list(chains.values())
                 if live is None:
                     results = Parallel(n_jobs=self.n_jobs, return_as="generator")(
-                        self._job(X, y, fold_tasks, [tasks[i] for i in job], scoring, length(rung, tasks[job[0]][2]),
-                                  chain_planes.get(tasks[job[0]][0], []))
+                        self._job(versions[tasks[job[0]][3]], y, [tasks[i] for i in job],
+                                  length(rung, tasks[job[0]][2]), chain_planes.get(tasks[job[0]][::3], []))
                         for job in jobs)
                 else:
-                    results = (self._resumed(live, shared, X, y, fold_tasks, tasks, job, scoring,
-                                             length(rung, tasks[job[0]][2])) for job in jobs)
+                    results = (self._resumed(live, shared, versions, y, tasks, job, length(rung, tasks[job[0]][2]))
+                               for job in jobs)
                 # a parallel search waits for its workers in Python: there Ctrl-C raises at once
                 for job, result in zip(jobs, interruptible(results, live is None)):
                     check_interrupt()
                     if live is None and tasks[job[0]][2] is None:        # a chain, with its last planes
-                        result, chain_planes[tasks[job[0]][0]] = result
+                        result, chain_planes[tasks[job[0]][::3]] = result
                     for i, out in zip(job, result):
                         if outputs[i] is not None:        # a longer run of the same path: its time adds up
                             out = (*out[:2], out[2] + outputs[i][2], *out[3:])
@@ -549,15 +579,17 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                         done = past_the_peak(outputs, cells, n_folds, [c for c in ladders[k] if c not in waiting])
                         held[k], more = c_step(waiting, done, range(n_folds), counted=True)
                         follow += more
-                if race_held:              # the race's next budgeted C on the first fold, or none
-                    ran = [c for c in by_C_budgeted if c not in race_held]
-                    race_held, first_fold = c_step(race_held, losing_and_not_closing(outputs, cells, n_folds, ran),
-                                                   range(1))
-                    follow += first_fold
+                for k, waiting in enumerate(race_held):   # each version's next raced C on the first fold, or none
+                    if waiting:
+                        ran = [c for c in raced_ladders[k] if c not in waiting]
+                        race_held[k], more = c_step(waiting, losing_and_not_closing(outputs, cells, n_folds, ran),
+                                                    range(1))
+                        first_fold += more
+                follow += first_fold
                 if racing and not first_fold:
                     racing = False
                     kept = race_budgeted(outputs, cells, n_folds)
-                    raced = [c for c in by_C_budgeted if outputs[c] is not None]
+                    raced = [c for ladder in raced_ladders for c in ladder if outputs[c] is not None]
                     pruned |= {c for c in raced if c not in kept}
                     alive = [c for c in alive if cells[c][1] is None or c in kept]
                     follow += [f * len(cells) + c for f in range(1, n_folds) for c in kept]
@@ -567,7 +599,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                     continue
                 if rung >= max_outer:
                     break
-                scored = self._scored(grid_results(table_cells, outputs, n_folds), y, fold_tasks, scoring, memo)
+                scored = self._scored(grid_results(table_cells, outputs, n_folds), y, versions[0].folds,
+                                      versions[0].scoring, memo)
                 survivors = self._survivors(scored, table_cells, alive, len(alive) + stepped_over)
                 stepped_over = 0
                 pruned |= {c for c in set(alive) - set(survivors) if capped(c, rung)}
@@ -596,58 +629,55 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return table
 
     @staticmethod
-    def _job(X: Any, y: np.ndarray, fold_tasks: list[Fold], tasks: list[tuple[int, float, int | None]],
-             scoring: PathScoring, max_outer: int, planes: Any) -> Any:
-        """A delayed call giving the outputs of ``tasks`` (one fold): one budgeted path run to ``max_outer``
-        groups, or the fold's unbudgeted cells as a warm-started chain continued from ``planes``, with
-        the planes where it stopped (:func:`chain_from`)."""
+    def _job(version: _Version, y: np.ndarray, tasks: list[_Task], max_outer: int, planes: Any) -> Any:
+        """A delayed call giving the outputs of ``tasks`` (one fold of one version of the data): one
+        budgeted path run to ``max_outer`` groups, or the fold's unbudgeted cells as a warm-started chain
+        continued from ``planes``, with the planes where it stopped (:func:`chain_from`)."""
         from joblib import delayed
 
-        f, C, B = tasks[0]
+        f, C, B, _ = tasks[0]
+        X, fold, scoring = version.X, version.folds[f], version.scoring
         if B is None:
-            return delayed(chain_from)(X, y, fold_tasks[f], [C for _, C, _ in tasks], scoring, planes)
-        return delayed(_as_list)(fold_path, X, y, fold_tasks[f], C, B,
+            return delayed(chain_from)(X, y, fold, [task[1] for task in tasks], scoring, planes)
+        return delayed(_as_list)(fold_path, X, y, fold, C, B,
                                  replace(scoring, solver=replace(scoring.solver, max_outer=max_outer)))
 
-    # Over 8 parameters: a rung's job with the state it continues (live paths, shared fold data) as a worker
-    # process receives it, without the estimator.
     @staticmethod
-    def _resumed(live: dict[int, FoldPath], shared: dict[int, FoldData], X: Any, y: np.ndarray, fold_tasks: list[Fold],
-                 tasks: list[tuple[int, float, int | None]], job: list[int], scoring: PathScoring,
-                 max_outer: int) -> list[Any]:
+    def _resumed(live: dict[int, FoldPath], shared: dict[tuple[int, int], FoldData], versions: list[_Version],
+                 y: np.ndarray, tasks: list[_Task], job: list[int], max_outer: int) -> list[Any]:
         """The outputs of ``job`` (as :meth:`_job`'s) in this process, continuing a budgeted path kept in
-        ``live`` (task index -> FoldPath) from an earlier rung; every cell of a fold uses its
-        :class:`FoldData` kept in ``shared`` (fold -> FoldData)."""
-        f, C, B = tasks[job[0]]
-        fold_data = shared.get(f)
+        ``live`` (task index -> FoldPath) from an earlier rung; every cell of a fold of a version uses its
+        :class:`FoldData` kept in ``shared`` ((fold, version) -> FoldData)."""
+        f, C, B, v = tasks[job[0]]
+        X, fold, scoring = versions[v].X, versions[v].folds[f], versions[v].scoring
+        fold_data = shared.get((f, v))
         if fold_data is None:
-            fold_data = shared[f] = FoldData(X, y, fold_tasks[f], scoring)
+            fold_data = shared[f, v] = FoldData(X, y, fold, scoring)
         if B is None:
-            return unbudgeted_chain(X, y, fold_tasks[f], [tasks[i][1] for i in job], scoring, fold_data)
+            return unbudgeted_chain(X, y, fold, [tasks[i][1] for i in job], scoring, fold_data)
         task = live.get(job[0])
         if task is None:
-            task = live[job[0]] = FoldPath(X, y, fold_tasks[f], C, B, scoring, fold_data=fold_data)
+            task = live[job[0]] = FoldPath(X, y, fold, C, B, scoring, fold_data=fold_data)
         return [task.advance(max_outer)]
 
-    def _survivors(self, table: Table, cells: list[tuple[float, int | None]], alive: list[int],
-                   of: int) -> list[int]:
+    def _survivors(self, table: Table, cells: list[_Cell], alive: list[int], of: int) -> list[int]:
         """The best ``of / halving_factor`` (at most all) of the candidates ``alive`` (positions in
         ``cells``) by the best path-smoothed score of their path so far; ``of``: how many candidates the
         rung had, those the C steps did not fit counted among them."""
         smoothed = path_smoothed_scores(table)
-        best: dict[tuple[float, int | None], float] = {}
-        for key, score in zip(zip(table["C"], table["budget"]), smoothed):
+        best: dict[_Cell, float] = {}
+        for key, score in zip(zip(table["C"], table["budget"], table["setting"]), smoothed):
             best[key] = max(best.get(key, -np.inf), score)
         ranked = sorted(alive, key=lambda c: -best.get(cells[c], -np.inf))      # a path may have no point
         return sorted(ranked[:-(-of // cast(int, self.halving_factor))])
 
-    def _planned_paths(self, tasks: list[tuple[int, float, int | None]], n_cells: int, rung: int,
+    def _planned_paths(self, tasks: list[_Task], n_cells: int, rung: int,
                        max_outer: int) -> int:
         """The fold-path runs successive halving makes at most, known before it starts: every task at the
         first rung, then the budgeted tasks of the surviving 1 / halving_factor of the cells at each later
         rung (fewer where paths end on their own: the bar then closes at what was run)."""
         n_folds = len(tasks) // n_cells
-        budgeted = sum(B is not None for _, _, B in tasks[:n_cells])
+        budgeted = sum(task[2] is not None for task in tasks[:n_cells])
         total, alive = len(tasks), n_cells
         while self.halving_factor is not None and rung < max_outer:
             alive = -(-alive // self.halving_factor)
@@ -726,17 +756,12 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                      sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Table:
         """The candidate table of every version of ``data`` (see :meth:`_search`), joined: candidate i was
         searched on version ``table["settings"][table["setting"][i]]``."""
-        columns = data.fold_columns(folds)
-        tables = []
-        for index, setting in enumerate(data.settings):
-            cut_X = None if threshold_loss is None else data.cut_X(setting)
-            table = self._search(problem, data.X(setting), y, classes, folds, columns=columns,
-                                 threshold_loss=threshold_loss, cut_X=cut_X, sample_weight=sample_weight, qid=qid)
-            table["setting"] = [index] * len(table["C"])
-            tables.append(table)
-        joined = {k: sum((t[k] for t in tables), []) if isinstance(v, list) else v for k, v in tables[0].items()}
-        joined["settings"] = tuple(data.settings)
-        return joined
+        cut_Xs = None if threshold_loss is None else [data.cut_X(setting) for setting in data.settings]
+        table = self._search(problem, [data.X(setting) for setting in data.settings], y, classes, folds,
+                             columns=data.fold_columns(folds), threshold_loss=threshold_loss, cut_Xs=cut_Xs,
+                             sample_weight=sample_weight, qid=qid)
+        table["settings"] = tuple(data.settings)
+        return table
 
     def _search_and_refit(self, problem: SearchProblem, data: SearchData, y: np.ndarray,
                           folds: list[tuple[np.ndarray, np.ndarray]], sample_weight: np.ndarray | None = None,
