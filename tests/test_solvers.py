@@ -341,6 +341,31 @@ def test_interior_point_master_equals_cvxpy_master(seed):
     assert qp.value == pytest.approx(vi, rel=1e-5)
 
 
+def test_interior_point_master_returns_its_best_iterate_where_round_off_breaks_its_residuals():
+    """A master of a MIL search (tests/golden/ipm_breakdown.json) on which the dual residual jumps from
+    1e-10 to 1e-6 of its scale in the step that brings the primal one under 1e-9: the method returns its
+    best iterate within the gap tolerance, converged in a few iterations, instead of running out of
+    them (and handing the master to ECOS); its value is ECOS's within the tolerance."""
+    import json
+    import pathlib
+
+    from structfs.solvers.qcqp import solve_master_ipm
+    from structfs.solvers.qcqp_ipm import ipm_master
+
+    case = json.loads((pathlib.Path(__file__).parent / "golden" / "ipm_breakdown.json").read_text())
+    factors = [np.array(F) for F in case["factors"]]
+    grams = np.ascontiguousarray([F @ F.T for F in factors])
+    delta, C, gap_tol = np.array(case["delta"]), case["C"], case["gap_tol"]
+    _, _, iterations, converged = ipm_master(grams, delta.copy(), C, gap_tol, 100)
+    assert converged and iterations <= 30
+    ipm, reason = solve_master_ipm(grams, delta, C, gap_tol)
+    ref, flag = solve_master_ecos(factors, delta, C)
+    assert reason == "optimal" and flag == 0
+    vi, vr = master_value(ipm.abar, grams, delta, C), master_value(ref.abar, grams, delta, C)
+    assert abs(vi - vr) <= C * gap_tol
+    assert ipm.mu.sum() == pytest.approx(1.0) and (ipm.mu >= 0).all()
+
+
 def test_interior_point_failure_falls_back_to_ecos(monkeypatch):
     import structfs.solvers.qcqp as qcqp
 
