@@ -14,9 +14,9 @@ Table = dict[str, Any]
 C_PATIENCE = 2
 
 
-def grid_results(cells: list[tuple[Any, ...]], outputs: list[Any], n_folds: int) -> Table:
+def grid_results(cells: list[tuple[float, int | None, int]], outputs: list[Any], n_folds: int) -> Table:
     """cv_results_-style dict over (C, budget, n_groups) candidates from the per-(fold, cell) paths; a
-    cell is (C, budget) or (C, budget, version of the data), the version then listed as ``setting``.
+    cell is (C, budget, version of the data), the version listed as ``setting``.
 
     A fold whose path ended earlier (its generation converged) keeps its last point for longer paths; a
     fold on which a cell never ran (``outputs`` None: the race dropped it, see :func:`race_budgeted`)
@@ -24,11 +24,10 @@ def grid_results(cells: list[tuple[Any, ...]], outputs: list[Any], n_folds: int)
     ``certified``: every fold's fit of the candidate's cell ended with its certificate. ``decisions``
     (where the paths kept them): every fold's decision values on its validation rows.
     """
-    out: Table = {k: [] for k in ("C", "budget", "n_groups", "scores", "n_features", "fit_time", "certified")}
+    out: Table = {k: [] for k in ("C", "budget", "setting", "n_groups", "scores", "n_features", "fit_time",
+                                  "certified")}
     if any(r is not None and r[4] is not None for r in outputs):
         out["decisions"] = []
-    if cells and len(cells[0]) > 2:
-        out["setting"] = []
     for c, cell in enumerate(cells):
         all_runs = [outputs[f * len(cells) + c] for f in range(n_folds)]
         runs = [r for r in all_runs if r is not None]
@@ -43,8 +42,7 @@ def grid_results(cells: list[tuple[Any, ...]], outputs: list[Any], n_folds: int)
             out["n_features"].append(np.mean([r[1][min(k, r[1].shape[0] - 1)] for r in runs]))
             out["fit_time"].append(np.mean([r[2] for r in runs]))
             out["certified"].append(all(r[3] for r in runs))
-            if "setting" in out:
-                out["setting"].append(cell[2])
+            out["setting"].append(cell[2])
             if "decisions" in out:
                 out["decisions"].append([None if r is None else r[4][min(k, len(r[4]) - 1)] for r in all_runs])
     return out

@@ -516,14 +516,14 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if racing:
             pending = [i for i in pending if tasks[i][2] is None or tasks[i][0] == 0]
         # Each version of the data has its own ladders over C (below), the race's and the C steps'.
-        def by_C_of(budget: int | None, version: int, budgeted: bool = False) -> list[int]:
-            return sorted((c for c, (_, B, v) in enumerate(cells) if v == version
-                           and (B is not None if budgeted else B == budget)), key=lambda c: cells[c][0])
+        def by_C(ladder: Iterable[int]) -> list[int]:
+            return sorted(ladder, key=lambda c: cells[c][0])
 
         # The race's C steps: on each version, its budgeted cells beyond the first C_PATIENCE + 1 (in
         # increasing C) wait, and each runs on the first fold only while those before it have not all lost
         # the race by more than their last C step gained (losing_and_not_closing).
-        raced_ladders = [by_C_of(None, v, budgeted=True) for v in range(len(versions))] if racing else []
+        raced_ladders = [by_C(c for c, (_, B, v) in enumerate(cells) if v == version and B is not None)
+                         for version in range(len(versions))] if racing else []
         race_held = [ladder[C_PATIENCE + 1:] for ladder in raced_ladders]
         waiting_cells = {c for waiting in race_held for c in waiting}
         # The C steps: with halving, the cells of each ladder over C -- each version's unbudgeted cells, and
@@ -531,8 +531,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # and each runs on every fold (a budgeted one to the first rung) only while the last C is the best so
         # far or closing on it by its last step (past_the_peak); the larger C past the peak are not fitted.
         budgets = sorted({int(cell[1]) for cell in cells if cell[1] is not None})
-        ladders = [by_C_of(B, v) for v in range(len(versions))
-                   for B in [None] + ([] if racing else budgets)]
+        ladders = [by_C(c for c, (_, B, v) in enumerate(cells) if v == version and B == budget)
+                   for version in range(len(versions)) for budget in [None] + ([] if racing else budgets)]
         held = [ladder[C_PATIENCE + 1:] if self.halving_factor is not None else [] for ladder in ladders]
         waiting_cells |= {c for waiting in held for c in waiting}
         pending = [i for i in pending if i % len(cells) not in waiting_cells]
@@ -754,8 +754,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     def _search_data(self, problem: SearchProblem, data: SearchData, y: np.ndarray, classes: np.ndarray,
                      folds: list[tuple[np.ndarray, np.ndarray]], threshold_loss: Loss | None = None,
                      sample_weight: np.ndarray | None = None, qid: np.ndarray | None = None) -> Table:
-        """The candidate table of every version of ``data`` (see :meth:`_search`), joined: candidate i was
-        searched on version ``table["settings"][table["setting"][i]]``."""
+        """The candidate table of one search over every version of ``data`` (see :meth:`_search`):
+        candidate i was searched on version ``table["settings"][table["setting"][i]]``."""
         cut_Xs = None if threshold_loss is None else [data.cut_X(setting) for setting in data.settings]
         table = self._search(problem, [data.X(setting) for setting in data.settings], y, classes, folds,
                              columns=data.fold_columns(folds), threshold_loss=threshold_loss, cut_Xs=cut_Xs,
