@@ -111,6 +111,12 @@ def top_label(scores: np.ndarray) -> np.ndarray:
     return decisions
 
 
+def _top_label_signs(s: np.ndarray, n_labels: int) -> np.ndarray:
+    """The joint problem's rows' scores ``s`` (document-major, ``n_labels`` per document) replaced by the
+    +1/-1 decisions of each document's top label: what a single-label model's measure is taken on."""
+    return np.where(np.ravel(top_label(np.asarray(s).reshape(-1, n_labels))) == 1, 1.0, -1.0)
+
+
 def label_decisions(scores: np.ndarray, single_label: bool) -> np.ndarray:
     """The (n, L) 0/1 decisions of a multi-label model's scores: each row's top label for a model fitted
     on a class vector (``single_label``), else every label whose score is > 0."""
@@ -126,9 +132,8 @@ class TopLabelScorer:
         self.loss, self.n_labels = loss, n_labels
 
     def __call__(self, estimator: Any, X: Any, y: np.ndarray) -> float:
-        decisions = top_label(np.asarray(estimator.decision_function(X)).reshape(-1, self.n_labels))
         y_pm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
-        return self.loss.score(y_pm, np.where(decisions.ravel() == 1, 1.0, -1.0)) / 100.0
+        return self.loss.score(y_pm, _top_label_signs(estimator.decision_function(X), self.n_labels)) / 100.0
 
 
 def indicator_matrix(Y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -236,7 +241,7 @@ class _MultiLabelMixin:
         y = np.where(np.ravel(indicator) == 1, 1.0, -1.0)
         s = np.ravel(self.decision_function(X))
         if getattr(self, "single_label_", False):      # the decisions predict makes
-            s = np.where(np.ravel(top_label(s.reshape(indicator.shape))) == 1, 1.0, -1.0)
+            s = _top_label_signs(s, indicator.shape[1])
         return self._joint_loss(indicator.shape[1]).score(y, s) / 100.0
 
     def __sklearn_tags__(self) -> Any:
