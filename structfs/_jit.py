@@ -7,7 +7,6 @@ compiled without a cache: every process compiles it again, but everything works.
 """
 from __future__ import annotations
 
-import functools
 import sys
 import warnings
 from collections.abc import Callable
@@ -106,14 +105,23 @@ def njit(*signature: Any, **options: Any) -> Callable[[_F], _F]:
     return decorate
 
 
-@functools.cache
+# (id(function), id(signature)) -> (function, signature, its first-class value); the entry holds both
+# objects, so their ids are not reused. Not functools.cache: that hashes the numba signature, a walk over
+# its types, at each of a search's thousands of restricted solves.
+_FIRST_CLASS: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+
 def first_class(function: Any, signature: Any) -> Any:
     """The njit ``function`` compiled for ``signature`` as a first-class function value (numba's
     ``FunctionType``), its address looked up once: compiled code takes oracles and penalties this way, one
     loop for all of them where a dispatcher argument compiles a loop per function, and numba otherwise
     looks the address up at every call (about 1 ms, as much as a small refit's whole loop)."""
-    function.compile(signature)
-    return CompileResultWAP(function.overloads[signature.args])
+    known = _FIRST_CLASS.get((id(function), id(signature)))
+    if known is None:
+        function.compile(signature)
+        known = _FIRST_CLASS[id(function), id(signature)] = (function, signature,
+                                                             CompileResultWAP(function.overloads[signature.args]))
+    return known[2]
 
 
 # Above this length compiled code sorts through NumPy (an object-mode block, about a microsecond of

@@ -150,7 +150,7 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
         state.record(w, w_b, xi, cache.cols)
     first = state.n_iter
     state.n_iter += records.shape[0]
-    for i, (objective, value, gap, n_planes, features) in enumerate(records):
+    for i, (objective, value, gap, n_planes, features) in enumerate(records if settings.hears else ()):
         settings.callback(dict(outer=outer, iteration=first + i + 1, objective=objective, master=value,
                                inner_gap=gap, planes=int(n_planes), features=int(features),
                                solver="smo" if len(groups) == 1 else "ipm", seconds=np.nan))

@@ -71,6 +71,12 @@ class InnerSettings:
     max_age: int = MAX_AGE
     callback: Callable[[dict[str, Any]], None] = _ignore
 
+    @property
+    def hears(self) -> bool:
+        """Whether anyone hears of the iterations (no one does of a debiasing refit's: the compiled loop's
+        records are then not turned into dicts)."""
+        return self.callback is not _ignore
+
     def coarser(self, tol: float) -> InnerSettings:
         """The same settings solving to ``tol`` (feature generation's coarse restricted solves)."""
         return replace(self, tol=tol)

@@ -310,6 +310,9 @@ class ColumnCache:
             return
         block = take_columns(self.X_full, new)
         self._positions, self._arrays = {}, None     # (the arrays may view the buffers about to move)
+        if self.cols.shape[0] == 0 and not sp.issparse(block):    # the first columns, in order: the block itself
+            self.X, self.cols = block, new
+            return
         cols = np.concatenate((self.cols, new))
         order = np.argsort(cols, kind="stable")
         if sp.issparse(block):

@@ -47,9 +47,10 @@ class PathRefitter:
             cols = np.searchsorted(self.columns, cols[np.isin(cols, self.columns)])
         ws = self.ws
         ws.clear_groups()
-        ws.add_group(cols, take_columns(self.X, cols))
         cache = ColumnCache(self.X)
         cache.extend(cols)
+        # the group is the cache's columns (sorted, distinct, as the selections are): one slice of X for both
+        ws.add_group(cols, cache.X if np.array_equal(cache.cols, cols) else take_columns(self.X, cols))
         state = BestIterate(penalty_for(None), self.C)
         state.record(np.zeros(cols.shape[0]), 0.0, self.delta0, cache.cols)
         status, _ = solve_restricted(ws, cache, self.y, self.loss, state, self.settings, outer=1)
