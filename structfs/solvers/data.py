@@ -311,7 +311,9 @@ class ColumnCache:
         block = take_columns(self.X_full, new)
         self._positions, self._arrays = {}, None     # (the arrays may view the buffers about to move)
         if self.cols.shape[0] == 0 and not sp.issparse(block):    # the first columns, in order: the block itself
-            self.X, self.cols = block, new
+            # in the column-major layout that stacking and reordering gave (a column slice of a row-major
+            # X is one already): products with the cache then sum in the same order as before
+            self.X, self.cols = np.asfortranarray(block), new
             return
         cols = np.concatenate((self.cols, new))
         order = np.argsort(cols, kind="stable")
