@@ -170,7 +170,7 @@ class FoldPath:
         self.n_features: list[int] = []
         self.decisions: list[np.ndarray] = []
         self.path = (solver if penalty.budget is not None else ranking).path(prepared, self.y_pm, loss, C, penalty,
-                                                                              fold.bias)
+                                                                              fold.bias, history=False)
         self.warm = carry is not None and penalty.budget is None
         if self.warm:
             self.path.add_planes(carry)
