@@ -783,3 +783,23 @@ def test_kkt_lu_solve_is_lapack_where_regular_and_refuses_a_zero_pivot():
         assert solved and np.allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
     singular = np.array([[1.0, 2.0], [2.0, 4.0]])
     assert not _lu_solve(singular, np.ones(2))[1]
+
+
+def test_a_path_without_history_records_no_budgeted_iteration_and_finds_the_same_points():
+    """A search's budgeted fold paths (``history=False``) keep no per-iteration records, which no one reads
+    there, and reach the same points; an unbudgeted path still hears every iteration, whose master values
+    are its lower bound, and a fit's result keeps them all."""
+    from structfs.solvers import penalty_for
+
+    X, y = _problem(5, n=80, m=30)
+    loss, solver = get_loss("f1"), Solver.default(max_outer=4)
+    quiet = solver.path(X, y, loss, 30.0, penalty_for(3), 1.0, history=False)
+    heard = solver.path(X, y, loss, 30.0, penalty_for(3), 1.0)
+    quiet_points, heard_points = list(quiet), list(heard)
+    assert quiet.history == [] and len(heard.history) == heard.state.n_iter > 0
+    for (c1, w1, b1), (c2, w2, b2) in zip(quiet_points, heard_points, strict=True):
+        assert np.array_equal(c1, c2) and np.array_equal(w1, w2) and b1 == b2
+    unbudgeted = solver.path(X, y, loss, 30.0, penalty_for(None), 1.0, history=False)
+    list(unbudgeted)
+    assert len(unbudgeted.history) == unbudgeted.state.n_iter and unbudgeted.state.lower > -np.inf
+    assert len(solver.solve(X, y, loss, 30.0, penalty_for(3), 1.0).history) > 0

@@ -73,8 +73,8 @@ class InnerSettings:
 
     @property
     def hears(self) -> bool:
-        """Whether anyone hears of the iterations (no one does of a debiasing refit's: the compiled loop's
-        records are then not turned into dicts)."""
+        """Whether anyone hears of the iterations (no one does of a debiasing refit's or of a search's
+        budgeted fold path's: the compiled loop's records are then not turned into dicts)."""
         return self.callback is not _ignore
 
     def coarser(self, tol: float) -> InnerSettings:
