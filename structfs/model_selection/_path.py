@@ -19,6 +19,7 @@ from ..losses.base import cut_value, untied_cuts
 from ..solvers import PathRefitter, Solver, penalty_for
 from ..solvers.data import SolverData, weights_in
 from ..solvers.interactions import expand, split_weights
+from ._scoring import _LossScorer
 
 # The debiasing refits and the unbudgeted fits of a fold only rank candidates: svm_perf's default
 # precision (-e 0.1) is enough for that (an unbudgeted R8 fold fit: 3-4x faster than at 0.01); 0.3
@@ -202,10 +203,14 @@ class FoldPath:
                     model = LinearModel.from_weights(linear, fold.bias * w_b, scoring.classes, pairs, pair_w)
                 if self.threshold_loss is not None:
                     cut_at_best(model, self.threshold_loss, self.y_pm, self.X_cut)
-                self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight,
-                                            fold.test_qid))
                 if scoring.keep_decisions:
                     self.decisions.append(model.decision_function(self.X_te))
+                if scoring.keep_decisions and isinstance(scoring.scorer, _LossScorer):   # the same decision values
+                    self.scores.append(scoring.scorer.of_decisions(model.classes_, self.decisions[-1], self.y_test,
+                                                                   fold.test_weight, fold.test_qid))
+                else:
+                    self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight,
+                                                fold.test_qid))
                 self.n_features.append(int(model.selected_features_.shape[0])
                                        + len(getattr(model, "interaction_coef_", ())))
                 patience = scoring.n_iter_no_change

@@ -20,10 +20,14 @@ class _LossScorer:
 
     def __call__(self, estimator: Any, X: Any, y: Any, sample_weight: np.ndarray | None = None,
                  qid: np.ndarray | None = None) -> float:
-        classes = estimator.classes_
+        return self.of_decisions(estimator.classes_, estimator.decision_function(X), y, sample_weight, qid)
+
+    def of_decisions(self, classes: np.ndarray, scores: np.ndarray, y: Any, sample_weight: np.ndarray | None = None,
+                     qid: np.ndarray | None = None) -> float:
+        """The score of a model with ``classes`` whose decision values on the rows of ``y`` are ``scores``
+        (a search that keeps them scores a path point from the same values)."""
         positive = classes[1] if self.pos_label is None else self.pos_label
         y_pm = np.where(np.asarray(y) == positive, 1.0, -1.0)
-        scores = estimator.decision_function(X)
         return on_rows(self.loss, sample_weight, qid).score(y_pm, scores if positive == classes[1] else -scores) / 100.0
 
 
