@@ -305,23 +305,34 @@ class ColumnCache:
 
     def extend(self, new_cols: np.ndarray) -> None:
         """Add columns; only the new ones are read from X (one pass for data on disk)."""
-        new = np.setdiff1d(new_cols, self.cols)
+        # np.setdiff1d(new_cols, self.cols) by one search in the sorted cache: the feature generation's
+        # groups and the refits' selections extend small caches thousands of times a search
+        new = np.unique(np.asarray(new_cols)).astype(np.int64, copy=False)
+        at = np.searchsorted(self.cols, new)
+        cached = at < self.cols.shape[0]
+        cached[cached] = self.cols[at[cached]] == new[cached]
+        new, at = new[~cached], at[~cached]
         if new.shape[0] == 0:
             return
         block = take_columns(self.X_full, new)
         self._positions, self._arrays = {}, None     # (the arrays may view the buffers about to move)
-        if self.cols.shape[0] == 0 and not sp.issparse(block):    # the first columns, in order: the block itself
-            # in the column-major layout that stacking and reordering gave (a column slice of a row-major
-            # X is one already): products with the cache then sum in the same order as before
-            self.X, self.cols = np.asfortranarray(block), new
-            return
-        cols = np.concatenate((self.cols, new))
-        order = np.argsort(cols, kind="stable")
         if sp.issparse(block):
+            cols = np.concatenate((self.cols, new))
+            order = np.argsort(cols, kind="stable")
             self._merge(sp.csc_matrix(block, dtype=np.float64), order)
-        else:
-            self.X = np.hstack([self.X, block])[:, order]
-        self.cols = cols[order]
+            self.cols = cols[order]
+            return
+        # Dense: the new columns at their places among the cached ones, column-major -- the values and the
+        # layout that stacking and reordering gave (so products with the cache sum in the same order)
+        place = at + np.arange(new.shape[0])
+        total = self.cols.shape[0] + new.shape[0]
+        old = np.ones(total, dtype=bool)
+        old[place] = False
+        cols = np.empty(total, dtype=np.int64)
+        cols[old], cols[place] = self.cols, new
+        X = np.empty((block.shape[0], total), dtype=np.result_type(self.X, block), order="F")
+        X[:, old], X[:, place] = self.X, block
+        self.X, self.cols = X, cols
 
     def _merge(self, block: Any, order: np.ndarray) -> None:
         """The cache's CSC and ``block``'s columns in the merged ``order``, in the cache's own buffers
