@@ -803,3 +803,27 @@ def test_a_path_without_history_records_no_budgeted_iteration_and_finds_the_same
     list(unbudgeted)
     assert len(unbudgeted.history) == unbudgeted.state.n_iter and unbudgeted.state.lower > -np.inf
     assert len(solver.solve(X, y, loss, 30.0, penalty_for(3), 1.0).history) > 0
+
+
+@pytest.mark.parametrize("kind", ["dense", "fortran", "sparse", "float32"])
+def test_column_cache_extensions_hold_the_columns_of_x_in_order(kind):
+    """However a cache is extended -- repeated, unsorted, already cached columns -- it holds X[:, union] with
+    the union sorted, int64 columns, X's dtype, and for dense data one column-major array (the layout
+    its products with the planes were written for)."""
+    from structfs.solvers.data import ColumnCache
+
+    rng = np.random.default_rng(3)
+    X = rng.random((30, 60))
+    data = {"dense": X, "fortran": np.asfortranarray(X), "sparse": sp.csc_matrix(X * (X > 0.7)),
+            "float32": X.astype(np.float32)}[kind]
+    for _ in range(40):
+        cache, union = ColumnCache(data), np.zeros(0, dtype=np.int64)
+        for _ in range(rng.integers(1, 6)):
+            new = rng.integers(0, 60, size=rng.integers(1, 8))         # duplicates and cached ones included
+            cache.extend(new)
+            union = np.union1d(union, new)
+        expected = data[:, union]
+        got = cache.X.toarray() if sp.issparse(cache.X) else cache.X
+        assert np.array_equal(cache.cols, union) and cache.cols.dtype == np.int64
+        assert np.array_equal(got, expected.toarray() if sp.issparse(expected) else expected)
+        assert got.dtype == data.dtype and (sp.issparse(cache.X) or cache.X.flags.f_contiguous)
