@@ -22,6 +22,7 @@ import numpy as np
 
 from .._jit import njit
 from .._validation import check_pm1, check_scores
+from ..metrics import _table_at_sign
 from ._table_search import check_monotone, compile_table_function, monotone_maximum
 
 if TYPE_CHECKING:
@@ -342,14 +343,6 @@ class ContingencyLoss(Loss):
     def _delta_table(self, a: Any, b: Any, c: Any, d: Any, mask: Any = None) -> np.ndarray:
         """fn on (broadcast) tables, checked for NaN and negative values where ``mask`` is True."""
         evaluate = self._evaluator()
-        if mask is None and all(type(v) is np.int64 for v in (a, b, c, d)):    # one table: no broadcasting
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                try:
-                    one = np.asarray(evaluate(a, b, c, d), dtype=np.float64)
-                except (TypeError, ValueError):
-                    one = None                 # the general path below says what went wrong
-            if one is not None and one.ndim == 0 and np.isfinite(one) and one >= 0:
-                return one
         try:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 out = np.asarray(evaluate(a, b, c, d), dtype=np.float64)
@@ -359,6 +352,10 @@ class ContingencyLoss(Loss):
             raise TypeError(f"fn {getattr(self.fn, '__name__', self.fn)!r} fails on arrays of tables ({exc}) and "
                             "numba cannot compile it: write it with NumPy operations on its arguments, e.g. "
                             "np.where(cond, x, y) instead of `if`, np.maximum instead of max().") from None
+        # one table with a valid value (a search scores one per path point): no broadcasting, no array-wide check
+        if mask is None and out.ndim == 0 and all(np.ndim(v) == 0 for v in (a, b, c, d)) and np.isfinite(out) \
+                and out >= 0:
+            return out
         out = np.broadcast_to(out, np.broadcast(a, b, c, d).shape)
         if mask is None:
             at, kind = _first_invalid(np.ravel(out), _EVERYWHERE, False)
@@ -379,12 +376,7 @@ class ContingencyLoss(Loss):
         y_bar = check_pm1(y_bar, "y_bar")
         if y_bar.shape != y.shape:
             raise ValueError(f"y_bar has length {y_bar.shape[0]} but y has length {y.shape[0]}.")
-        pos, pred = y > 0, y_bar > 0
-        a = np.int64(np.count_nonzero(pos & pred))
-        b = np.int64(np.count_nonzero(~pos & pred))
-        c = np.int64(np.count_nonzero(pos & ~pred))
-        d = np.int64(y.shape[0]) - a - b - c
-        return float(self._delta_table(a, b, c, d))
+        return float(self._delta_table(*map(np.int64, _table_at_sign(y, y_bar))))
 
     def is_monotone(self, P: int, N: int) -> bool:
         """Whether the oracle may assume Delta non-increasing in a and non-decreasing in b on the grid
@@ -495,11 +487,6 @@ class ContingencyLoss(Loss):
         return cut_value(ranked, k)
 
     def _score(self, y: np.ndarray, s: np.ndarray) -> float:
-        # delta(y, sign(s)) on input validated by score(), counted directly: a search scores every point
-        # of every path this way, and the checks and the labeling's array were most of a call's time
-        pos, pred = y > 0, s > 0
-        a = np.count_nonzero(pos & pred)
-        b = np.count_nonzero(pred) - a
-        c = np.count_nonzero(pos) - a
-        d = y.shape[0] - a - b - c
-        return 100.0 - float(self._delta_table(np.int64(a), np.int64(b), np.int64(c), np.int64(d)))
+        # delta(y, sign(s)) on input validated by score(), without its checks and the labeling's array: a
+        # search scores every point of every path this way
+        return 100.0 - float(self._delta_table(*map(np.int64, _table_at_sign(y, s))))
