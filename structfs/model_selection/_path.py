@@ -50,9 +50,13 @@ class Fold:
 
 
 def score_on(scorer: Callable[..., float], model: Any, X: Any, y: np.ndarray, sample_weight: np.ndarray | None = None,
-             qid: np.ndarray | None = None) -> float:
+             qid: np.ndarray | None = None, decisions: np.ndarray | None = None) -> float:
     """``scorer(model, X, y)``, with ``sample_weight`` where there are weights (scikit-learn's scorers and
-    structfs's take it) and ``qid`` where there are query ids (the loss's own measure takes it)."""
+    structfs's take it) and ``qid`` where there are query ids (the loss's own measure takes it).
+    ``decisions``: the model's decision values on X where the caller has them, which the loss's own
+    measure scores instead of computing them again (other scorers get the model)."""
+    if decisions is not None and isinstance(scorer, _LossScorer):
+        return scorer.of_decisions(model.classes_, decisions, y, sample_weight, qid)
     if qid is not None:
         return scorer(model, X, y, qid=qid)
     if sample_weight is None:
@@ -203,14 +207,11 @@ class FoldPath:
                     model = LinearModel.from_weights(linear, fold.bias * w_b, scoring.classes, pairs, pair_w)
                 if self.threshold_loss is not None:
                     cut_at_best(model, self.threshold_loss, self.y_pm, self.X_cut)
-                if scoring.keep_decisions:
-                    self.decisions.append(model.decision_function(self.X_te))
-                if scoring.keep_decisions and isinstance(scoring.scorer, _LossScorer):   # the same decision values
-                    self.scores.append(scoring.scorer.of_decisions(model.classes_, self.decisions[-1], self.y_test,
-                                                                   fold.test_weight, fold.test_qid))
-                else:
-                    self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight,
-                                                fold.test_qid))
+                decisions = model.decision_function(self.X_te) if scoring.keep_decisions else None
+                if decisions is not None:
+                    self.decisions.append(decisions)
+                self.scores.append(score_on(scoring.scorer, model, self.X_te, self.y_test, fold.test_weight,
+                                            fold.test_qid, decisions))
                 self.n_features.append(int(model.selected_features_.shape[0])
                                        + len(getattr(model, "interaction_coef_", ())))
                 patience = scoring.n_iter_no_change
