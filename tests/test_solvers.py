@@ -756,21 +756,26 @@ def test_compiled_loop_runs_feature_generation_to_the_python_loops_answer(monkey
 def test_interior_point_factors_a_matrix_round_off_made_indefinite():
     """The Newton matrix near the optimum can be indefinite by round-off; its factor is then that of
     the matrix shifted by a small multiple of its largest diagonal entry. A matrix no shift within
-    1e-2 of that entry repairs is refused."""
+    1e-2 of that entry repairs is refused. Positive definite matrices of every size around the rows the
+    factor takes four at a time get LAPACK's factor."""
     from structfs.solvers.qcqp_ipm import _cholesky
+
+    def factor(H):
+        L = np.zeros_like(H)
+        return L, _cholesky(H, L)
 
     rng = np.random.default_rng(3)
     A = rng.normal(size=(6, 3))
     H = A @ A.T                                  # rank 3: singular
     H[0, 0] -= 1e-9 * H[0, 0]                    # and a hair below it
-    L, factored = _cholesky(H.copy())
+    L, factored = factor(H.copy())
     assert factored and np.allclose(L @ L.T, H, atol=1e-6 * np.abs(H).max())
-    assert not _cholesky(-np.eye(4))[1]
-    # a positive definite matrix: the factor LAPACK gives
-    B = rng.normal(size=(7, 7))
-    S = B @ B.T + np.eye(7)
-    L, factored = _cholesky(S.copy())
-    assert factored and np.allclose(L, np.linalg.cholesky(S), rtol=1e-12, atol=1e-12)
+    assert not factor(-np.eye(4))[1]
+    for n in (1, 2, 3, 4, 5, 7, 8, 9, 13):
+        B = rng.normal(size=(n, n))
+        S = B @ B.T + np.eye(n)
+        L, factored = factor(S.copy())
+        assert factored and np.allclose(L, np.linalg.cholesky(S), rtol=1e-12, atol=1e-12)
 
 
 def test_kkt_lu_solve_is_lapack_where_regular_and_refuses_a_zero_pivot():

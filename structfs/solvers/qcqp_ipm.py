@@ -43,8 +43,11 @@ def _max_step(v: np.ndarray, dv: np.ndarray) -> float:
 @njit(cache=True)
 def _factor(H: np.ndarray, L: np.ndarray) -> bool:
     """The Cholesky factor of H into the lower triangle of L; False where a pivot is not positive.
-    Written out rather than ``np.linalg.cholesky``, which signals failure by raising: an exception
-    in compiled code leaks the arrays it had allocated (numba's runtime counted four a failure)."""
+    Four rows at a time below the pivot: their sums are independent, so the processor overlaps them
+    instead of waiting on one sum's chain of subtractions (each entry still sums in increasing k, as
+    one row at a time). Written out rather than ``np.linalg.cholesky``, which signals failure by
+    raising: an exception in compiled code leaks the arrays it had allocated (numba's runtime counted
+    four a failure)."""
     n = H.shape[0]
     for j in range(n):
         v = H[j, j]
@@ -54,34 +57,45 @@ def _factor(H: np.ndarray, L: np.ndarray) -> bool:
             return False
         d = np.sqrt(v)
         L[j, j] = d
-        for i in range(j + 1, n):
+        i = j + 1
+        while i + 3 < n:
+            v0, v1, v2, v3 = H[i, j], H[i + 1, j], H[i + 2, j], H[i + 3, j]
+            for k in range(j):
+                l_jk = L[j, k]
+                v0 -= L[i, k] * l_jk
+                v1 -= L[i + 1, k] * l_jk
+                v2 -= L[i + 2, k] * l_jk
+                v3 -= L[i + 3, k] * l_jk
+            L[i, j], L[i + 1, j], L[i + 2, j], L[i + 3, j] = v0 / d, v1 / d, v2 / d, v3 / d
+            i += 4
+        while i < n:
             v = H[i, j]
             for k in range(j):
                 v -= L[i, k] * L[j, k]
             L[i, j] = v / d
+            i += 1
     return True
 
 
 @njit(cache=True)
-def _cholesky(H: np.ndarray) -> tuple[np.ndarray, bool]:
-    """(L, factored): the Cholesky factor of H; where round-off has made H indefinite (near the
-    optimum the barrier terms span 1e20), its diagonal is shifted by growing multiples of its largest
-    entry, 1e-12 to 1e-2: the step is then damped but still drives the residuals down, which decide
-    convergence. Without the shift one master in three failed on the MIL searches' later groups and
-    went to ECOS, at 20x the cost. ``factored`` is False when no shift repairs H."""
+def _cholesky(H: np.ndarray, L: np.ndarray) -> bool:
+    """Factor H into the lower triangle of L (:func:`_factor`); where round-off has made H indefinite
+    (near the optimum the barrier terms span 1e20), its diagonal is shifted by growing multiples of its
+    largest entry, 1e-12 to 1e-2: the step is then damped but still drives the residuals down, which
+    decide convergence. Without the shift one master in three failed on the MIL searches' later groups
+    and went to ECOS, at 20x the cost. False when no shift repairs H."""
     n = H.shape[0]
     top = 0.0
     for i in range(n):
         top = max(top, abs(H[i, i]))
-    L = np.zeros_like(H)
     shift = 1e-12 * top
     for _ in range(6):
         if _factor(H, L):
-            return L, True
+            return True
         for i in range(n):
             H[i, i] += shift
         shift *= 100.0
-    return L, False
+    return False
 
 
 @njit(cache=True)
@@ -145,10 +159,12 @@ def ipm_master(Gs: np.ndarray, delta: np.ndarray, C: float, gap_tol: float, max_
     lam[K + 1:] = 1.0 / T
     G_rows = Gs.reshape(T * K, K)
     H = np.empty((K + 1, K + 1))
+    L = np.zeros((K + 1, K + 1))
     rhs, dz = np.empty(K + 1), np.empty(K + 1)
     r_x = np.empty(K)
     r_p, r_c, u, a_dz = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
     ds, dlam, ds_aff, dlam_aff = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+    s_aff, lam_aff = np.empty(m), np.empty(m)
     lam_C, w_q = np.empty(T), np.empty(T)
     GdX = np.empty((T, K))
     d_scale = 1.0 + np.abs(delta).max()
@@ -237,8 +253,7 @@ def ipm_master(Gs: np.ndarray, delta: np.ndarray, C: float, gap_tol: float, max_
         H[K, K] = w_q.sum()
         for i in range(K + 1):
             H[i, i] += reg
-        L, factored = _cholesky(H)
-        if not factored:              # no shift repaired H: the caller sees a non-finite answer
+        if not _cholesky(H, L):              # no shift repaired H: the caller sees a non-finite answer
             x[:] = np.nan
             converged = False
             break
@@ -278,7 +293,10 @@ def ipm_master(Gs: np.ndarray, delta: np.ndarray, C: float, gap_tol: float, max_
                 dlam[i] = u[i] + lam[i] * a_dz[i] / s[i]
             if phase == 0:
                 step = min(_max_step(s, ds), _max_step(lam, dlam))
-                mu_aff = ((s + step * ds) @ (lam + step * dlam)) / m
+                for i in range(m):
+                    s_aff[i] = s[i] + step * ds[i]
+                    lam_aff[i] = lam[i] + step * dlam[i]
+                mu_aff = (s_aff @ lam_aff) / m
                 sigma_mu = (mu_aff / mu_now) ** 3 * mu_now
                 ds_aff[:] = ds
                 dlam_aff[:] = dlam
