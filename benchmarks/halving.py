@@ -4,6 +4,7 @@
     python -m benchmarks.halving mil [--splits 5] [--datasets musk1 ...]
     python -m benchmarks.halving floor [--splits 5]                     # R8, SMS, R8 capped: the least any search pays
     python -m benchmarks.halving mil-floor [--splits 5] [--datasets musk1 ...]       # the same for MIL
+    python -m benchmarks.halving rungs [--splits 5] [--datasets musk1 ...]  # R8 capped, MIL: seconds by rung
 
 Each problem is searched twice by ``StructSVMCV`` at its defaults, with ``halving_factor=3`` (the
 default) and ``halving_factor=None`` (every path to its end, the search before halving), and, in the
@@ -26,6 +27,12 @@ is budgeted: the chosen cell's fold paths as far as the search ran them and the 
 fitted cell's (their fit times in ``cv_results_``), plus the final model. ``mil-floor`` does the same
 for ``MILESClassifier()``: the chosen (kernel width, C, budget) cell's fold paths and the cheapest
 other cell's, plus the final model fitted again on the embedding at the chosen width.
+
+``rungs`` splits the default search's seconds on R8 under ``max_features=100`` and on the MIL sets by
+successive halving's rungs -- the fold paths' time (``FoldPath.advance``, timed from outside) by the
+number of path points each run was asked for, every budget's first rung together -- and the rest (the
+search's own work between paths, the cut, the final model), each against the alternative timed in the
+same run. Whatever the later rungs cost, the search costs at least its first rung plus the rest.
 """
 import argparse
 import time
@@ -258,9 +265,79 @@ def run_mil(splits, datasets):
         _print(set_name(name), rows, "")
 
 
+def _rung_seconds(fit):
+    """(seconds of ``fit()``, {rung: seconds of the fold paths run to it}) -- a rung named by the points
+    its paths were asked for, the first rung of every budget as 1 -- timing ``FoldPath.advance``
+    (serial searches run every budgeted path through it)."""
+    from structfs.model_selection import _path
+
+    by_rung, advance = {}, _path.FoldPath.advance
+
+    def timed(task, n_points):
+        t0 = time.perf_counter()
+        out = advance(task, n_points)
+        rung = 1 if task.first_rung is None or n_points == task.first_rung else n_points
+        if task.first_rung is None:
+            task.first_rung = n_points
+        by_rung[rung] = by_rung.get(rung, 0.0) + time.perf_counter() - t0
+        return out
+
+    _path.FoldPath.first_rung = None
+    _path.FoldPath.advance = timed
+    try:
+        t0 = time.perf_counter()
+        fit()
+        return time.perf_counter() - t0, by_rung
+    finally:
+        _path.FoldPath.advance = advance
+        del _path.FoldPath.first_rung
+
+
+def _rung_row(label, total, by_rung, alternative):
+    first = by_rung.pop(1, 0.0)
+    later = sum(by_rung.values())
+    rest = total - first - later
+    print(f"| {label} | {total:.1f} | {first:.1f} | {later:.1f} | {rest:.1f} | {alternative:.1f} "
+          f"| {total / alternative:.2f} | {first / alternative:.2f} | {(first + rest) / alternative:.2f} |",
+          flush=True)
+
+
+def run_rungs(splits, datasets):
+    print("| problem | search, s | first rung, s | later rungs, s | rest, s | alternative, s | search / alternative "
+          "| first rung / alternative | first rung and rest / alternative |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    total, rungs, alternative = 0.0, {}, 0.0
+    for X, y, _, _ in _r8_topics():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            seconds, by_rung = _rung_seconds(lambda X=X, y=y: StructSVMCV(max_features=100).fit(X, y))
+        total += seconds
+        for rung, s in by_rung.items():
+            rungs[rung] = rungs.get(rung, 0.0) + s
+        alternative += _timed(_alternative(True), X, y)[1]
+    _rung_row("R8, 8 topics, max_features=100 (L1-LinearSVC grid)", total, rungs, alternative)
+    data = get_data_home(None)
+    for name in datasets:
+        problems = list(load_splits(data, name, splits))
+        MILESClassifier().fit(problems[0][0], problems[0][2])      # untimed, as in mil
+        miles_width_search(problems[0][0], problems[0][2], SIGMA_FACTORS)
+        total, rungs, alternative = 0.0, {}, 0.0
+        for tr, _, y_tr, _ in problems:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                seconds, by_rung = _rung_seconds(lambda tr=tr, y_tr=y_tr: MILESClassifier().fit(tr, y_tr))
+            total += seconds
+            for rung, s in by_rung.items():
+                rungs[rung] = rungs.get(rung, 0.0) + s
+            t0 = time.perf_counter()
+            miles_width_search(tr, y_tr, SIGMA_FACTORS)
+            alternative += time.perf_counter() - t0
+        _rung_row(f"{set_name(name)} (MILES + L1-SVM)", total, rungs, alternative)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("part", choices=["text", "mil", "floor", "mil-floor"])
+    parser.add_argument("part", choices=["text", "mil", "floor", "mil-floor", "rungs"])
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--datasets", nargs="+", default=DATASETS)
     args = parser.parse_args()
@@ -270,6 +347,8 @@ def main():
         run_floor(args.splits)
     elif args.part == "mil-floor":
         run_mil_floor(args.splits, args.datasets)
+    elif args.part == "rungs":
+        run_rungs(args.splits, args.datasets)
     else:
         run_mil(args.splits, args.datasets)
 
