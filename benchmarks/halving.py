@@ -265,32 +265,32 @@ def run_mil(splits, datasets):
         _print(set_name(name), rows, "")
 
 
-def _rung_seconds(fit):
-    """(seconds of ``fit()``, {rung: seconds of the fold paths run to it}) -- a rung named by the points
-    its paths were asked for, the first rung of every budget as 1 -- timing ``FoldPath.advance``
-    (serial searches run every budgeted path through it)."""
+def _rung_seconds(fit, by_rung):
+    """Seconds of ``fit()``, adding into ``by_rung`` ({rung: seconds}) the fold paths' time by the rung
+    each run went to -- a rung named by the points its paths were asked for, every path's first run
+    (the first rung of every budget) as 1 -- by timing ``FoldPath.advance`` (serial searches run every
+    budgeted path through it)."""
+    import weakref
+
     from structfs.model_selection import _path
 
-    by_rung, advance = {}, _path.FoldPath.advance
+    advance, started = _path.FoldPath.advance, weakref.WeakSet()
 
     def timed(task, n_points):
         t0 = time.perf_counter()
         out = advance(task, n_points)
-        rung = 1 if task.first_rung is None or n_points == task.first_rung else n_points
-        if task.first_rung is None:
-            task.first_rung = n_points
+        rung = n_points if task in started else 1
+        started.add(task)
         by_rung[rung] = by_rung.get(rung, 0.0) + time.perf_counter() - t0
         return out
 
-    _path.FoldPath.first_rung = None
     _path.FoldPath.advance = timed
     try:
         t0 = time.perf_counter()
         fit()
-        return time.perf_counter() - t0, by_rung
+        return time.perf_counter() - t0
     finally:
         _path.FoldPath.advance = advance
-        del _path.FoldPath.first_rung
 
 
 def _rung_row(label, total, by_rung, alternative):
@@ -310,10 +310,7 @@ def run_rungs(splits, datasets):
     for X, y, _, _ in _r8_topics():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            seconds, by_rung = _rung_seconds(lambda X=X, y=y: StructSVMCV(max_features=100).fit(X, y))
-        total += seconds
-        for rung, s in by_rung.items():
-            rungs[rung] = rungs.get(rung, 0.0) + s
+            total += _rung_seconds(lambda X=X, y=y: StructSVMCV(max_features=100).fit(X, y), rungs)
         alternative += _timed(_alternative(True), X, y)[1]
     _rung_row("R8, 8 topics, max_features=100 (L1-LinearSVC grid)", total, rungs, alternative)
     data = get_data_home(None)
@@ -325,10 +322,7 @@ def run_rungs(splits, datasets):
         for tr, _, y_tr, _ in problems:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                seconds, by_rung = _rung_seconds(lambda tr=tr, y_tr=y_tr: MILESClassifier().fit(tr, y_tr))
-            total += seconds
-            for rung, s in by_rung.items():
-                rungs[rung] = rungs.get(rung, 0.0) + s
+                total += _rung_seconds(lambda tr=tr, y_tr=y_tr: MILESClassifier().fit(tr, y_tr), rungs)
             t0 = time.perf_counter()
             miles_width_search(tr, y_tr, SIGMA_FACTORS)
             alternative += time.perf_counter() - t0
