@@ -223,6 +223,43 @@ def test_race_keeps_a_budgeted_cell_within_one_folds_noise_of_the_best_unbudgete
     assert race_budgeted(outputs, cells, 3) == [2, 3]                    # the bar: 0.9 - 0.1
 
 
+def test_under_a_cap_the_race_measures_finer_budgets_against_the_one_that_reaches_the_cap():
+    """The race's reference: the unbudgeted cells where the grid holds them; under a cap k the largest
+    budget if five groups of it reach the cap (the default grid's k // 5), with a finer budget to race;
+    else no race. race_budgeted then takes the reference cell's fold scores at its best path-smoothed
+    point."""
+    from structfs.model_selection._results import race_budgeted
+    from structfs.model_selection._search import _NO_RACE
+
+    reference = StructSVMCV._race_reference
+    assert reference({5, None}, None) is None and reference({5, None}, 100) is None
+    assert reference({5, 20}, 100) == 20 and reference({5, 6}, 30) == 6
+    assert reference({5, 10}, 100) is _NO_RACE                # 5 groups of 10 do not reach 100
+    assert reference({20}, 100) is _NO_RACE and reference({5, 20}, None) is _NO_RACE
+
+    cells = [(1.0, 20), (10.0, 20), (1.0, 5), (10.0, 5)]
+    paths = {0: [[0.5, 0.6], [0.5, 0.6], [0.5, 0.6]],
+             1: [[0.6, 0.9, 0.9], [0.6, 0.8, 0.8], [0.6, 0.7, 0.7]]}    # best at its 2nd point, std 0.1
+    outputs = [None] * (3 * len(cells))
+    for c, folds in paths.items():
+        for f, path in enumerate(folds):
+            outputs[f * len(cells) + c] = (np.array(path),)
+    outputs[2], outputs[3] = (np.array([0.6, 0.79]),), (np.array([0.7, 0.81]),)
+    assert race_budgeted(outputs, cells, 3, 20) == [3]                 # the bar: 0.9 - 0.1
+
+
+def test_under_a_cap_the_finer_budget_races_on_the_first_fold():
+    """Under max_features=20 with budgets (2, 4) five groups of 4 reach the cap, so the cells of budget 2
+    first run on the first fold only; where every feature matters they fall short of the reference there,
+    score NaN on the other folds and are pruned, and the reference cells run on every fold."""
+    X, y = _data(n=300, m=40, informative=40, seed=5)                  # every feature matters
+    results = StructSVMCV(Cs=[1.0, 10.0], budgets=[2, 4], max_features=20).fit(X, y).cv_results_
+    budget = np.asarray(results["param_budget"])
+    dropped = np.isnan(results["split1_test_score"])
+    assert dropped.any() and np.all(budget[dropped] == 2) and np.all(results["pruned"][dropped])
+    assert np.isfinite(np.asarray(results["split1_test_score"])[budget == 4]).all()
+
+
 def test_the_race_fits_no_larger_C_only_where_its_budgeted_cells_lose_for_good():
     """losing_and_not_closing on made-up paths: the budgeted cells run so far (increasing C, first fold)
     must all fall short of the race's bar (0.9 - 0.1 here), by more than the last C step gained; a

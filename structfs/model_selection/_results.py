@@ -48,33 +48,37 @@ def grid_results(cells: list[tuple[float, int | None, int]], outputs: list[Any],
     return out
 
 
-def race_budgeted(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int) -> list[int]:
-    """The budgeted cells worth running on every fold: positions in ``cells`` ((C, budget, ...)) whose
-    path on the first fold reached, at its best point, the first-fold score of the best unbudgeted cell
-    (by its mean over the folds) minus that cell's standard deviation over the folds.
+def race_budgeted(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int, reference: int | None = None
+                  ) -> list[int]:
+    """The cells worth running on every fold, of those racing against the ``reference`` budget's cells
+    (None: the unbudgeted cells; under a cap, the budget whose path reaches it within the first rung, see
+    ``StructSVMCV._race_reference``): positions in ``cells`` ((C, budget, ...)) whose path on the first
+    fold reached, at its best point, the first-fold score of the best reference cell (by its best
+    path-smoothed mean over the folds) at that cell's best point, minus that point's standard deviation
+    over the folds.
 
     ``outputs[f * len(cells) + c]``: cell c's path on fold f (its scores first), present for every
-    unbudgeted cell on every fold and for every budgeted cell on fold 0. The comparison is paired -- the
-    same fold's training and validation rows -- and the margin is one fold's noise, so that a budgeted
-    cell is dropped only when the unbudgeted model beats it by more than the folds disagree with each
-    other: on text, where no sparse model is as good, the budgeted paths then cost one fold instead of all;
-    where irrelevant features abound and a sparse model is far better, every budgeted cell runs on."""
-    bar = _race_bar(outputs, cells, n_folds)
-    return [c for c, cell in enumerate(cells) if cell[1] is not None and outputs[c] is not None
+    reference cell on every fold and for every racing cell on fold 0. The comparison is paired -- the
+    same fold's training and validation rows -- and the margin is one fold's noise, so that a racing
+    cell is dropped only when the reference beats it by more than the folds disagree with each other: on
+    text, where no sparse model is as good, the budgeted paths then cost one fold instead of all; where
+    irrelevant features abound and a sparse model is far better, every budgeted cell runs on."""
+    bar = _race_bar(outputs, cells, n_folds, reference)
+    return [c for c, cell in enumerate(cells) if cell[1] != reference and outputs[c] is not None
             and np.max(outputs[c][0]) >= bar]
 
 
-def _race_bar(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int) -> float:
-    """The first-fold score a budgeted cell must reach to run on (:func:`race_budgeted`)."""
-    unbudgeted = [c for c, cell in enumerate(cells) if cell[1] is None and outputs[c] is not None]
-    scores = np.array([_first_scores(outputs, len(cells), n_folds, c) for c in unbudgeted])
-    best = int(np.argmax(scores.mean(axis=1)))
+def _race_bar(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int, reference: int | None) -> float:
+    """The first-fold score a racing cell must reach to run on (:func:`race_budgeted`)."""
+    ones = [c for c, cell in enumerate(cells) if cell[1] == reference and outputs[c] is not None]
+    scores = np.array([_best_point_scores(outputs, len(cells), n_folds, c) for c in ones])
+    best = int(np.argmax([cell_best(outputs, len(cells), n_folds, c) for c in ones]))
     return float(scores[best, 0] - scores[best].std(ddof=1))
 
 
 def losing_and_not_closing(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int,
-                           done: list[int]) -> bool:
-    """Whether the budgeted cells ``done`` (positions in ``cells``, in increasing C, at least C_PATIENCE
+                           done: list[int], reference: int | None = None) -> bool:
+    """Whether the racing cells ``done`` (positions in ``cells``, in increasing C, at least C_PATIENCE
     + 1 of them, run on the first fold) all fall short of the race's bar, by more than their last C step
     gained: the race then runs no larger C. A step up the log-spaced C grid gains a budgeted path less
     the nearer it comes to the top of its regularisation path (where it falls, it gains nothing), so a
@@ -84,13 +88,24 @@ def losing_and_not_closing(outputs: list[Any], cells: list[tuple[Any, ...]], n_f
     if len(done) <= C_PATIENCE:
         return False
     bests = [float(np.max(outputs[c][0])) for c in done]
-    bar = _race_bar(outputs, cells, n_folds)
+    bar = _race_bar(outputs, cells, n_folds, reference)
     return max(bests) < bar and _one_more_step(bests) < bar
 
 
-def _first_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> list[float]:
-    """Cell c's validation score on every fold at its path's first point (an unbudgeted cell's only one)."""
-    return [outputs[f * n_cells + c][0][0] for f in range(n_folds)]
+def _fold_mean(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> np.ndarray:
+    """Cell c's mean validation score over the folds at every point of its paths as far as they have run
+    (a fold whose path ended keeps its last point, as in :func:`grid_results`)."""
+    runs = [outputs[f * n_cells + c][0] for f in range(n_folds)]
+    length = max(r.shape[0] for r in runs)
+    return np.mean([np.concatenate((r, np.repeat(r[-1:], length - r.shape[0]))) for r in runs], axis=0)
+
+
+def _best_point_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> list[float]:
+    """Cell c's validation score on every fold at its best path-smoothed point (an unbudgeted cell's
+    only one)."""
+    mean = _fold_mean(outputs, n_cells, n_folds, c)
+    k = int(np.argmax(_smoothed(mean))) if mean.shape[0] > 1 else 0
+    return [float(r[min(k, r.shape[0] - 1)]) for r in (outputs[f * n_cells + c][0] for f in range(n_folds))]
 
 
 def past_the_peak(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int,
@@ -113,11 +128,9 @@ def cell_best(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> float:
     """Cell c's best path-smoothed mean validation score over the folds, on its paths as far as they
     have run (a fold whose path ended keeps its last point, as in :func:`grid_results`; an unbudgeted
     cell's one point is its score)."""
-    runs = [outputs[f * n_cells + c][0] for f in range(n_folds)]
-    length = max(r.shape[0] for r in runs)
-    if length == 1:                   # one point: its mean as such (smoothing would only add round-off)
-        return float(np.mean([r[0] for r in runs]))
-    mean = np.mean([np.concatenate((r, np.repeat(r[-1:], length - r.shape[0]))) for r in runs], axis=0)
+    mean = _fold_mean(outputs, n_cells, n_folds, c)
+    if mean.shape[0] == 1:            # one point: its mean as such (smoothing would only add round-off)
+        return float(mean[0])
     return float(np.max(_smoothed(mean)))
 
 

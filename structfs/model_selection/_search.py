@@ -107,6 +107,8 @@ class _Version:
 # Successive halving's first rung: every budgeted fold path runs to this many groups (the patience of
 # the default early stop, so that a path can have ended on its own by then).
 HALVING_FIRST_RUNG = 5
+# _race_reference's answer for a grid without a reference to race against
+_NO_RACE: Any = object()
 # A serial search keeps its budgeted fold paths between rungs while their training rows add up to at
 # most this many (each holds its cutting planes, K x n doubles: at K = 50, 0.8 GB at this bound).
 RESUME_MAX_ROWS = 2_000_000
@@ -473,11 +475,17 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         budget), so that paths of different budgets are compared at about the same number of features."""
         from joblib import Parallel
 
-        max_outer, n_folds = versions[0].scoring.solver.max_outer, len(versions[0].folds)
+        solver, n_folds = versions[0].scoring.solver, len(versions[0].folds)
+        max_outer = solver.max_outer
         smallest = min((cell[1] for cell in cells if cell[1] is not None), default=1)
+        reference = self._race_reference({cell[1] for cell in cells}, solver.max_features)
 
         def length(rung: int, B: int | None) -> int:
-            return max_outer if B is None else min(max_outer, max(1, -(-rung * smallest // B)))
+            if B is None:
+                return max_outer
+            # the race's reference runs to the cap from the first rung on (see _race_reference)
+            to_cap = -(-cast(int, solver.max_features) // B) if B == reference else 1
+            return min(max_outer, max(to_cap, -(-rung * smallest // B)))
 
         def capped(c: int, rung: int) -> bool:
             return cells[c][1] is not None and any(
@@ -507,14 +515,15 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             return waiting[1:], [f * len(cells) + waiting[0] for f in folds]
 
         rung = max_outer if self.halving_factor is None else min(HALVING_FIRST_RUNG, max_outer)
-        # The race: with halving, where the grid holds unbudgeted cells (one fit each, cheap) beside
-        # budgeted ones (a path each), the budgeted cells first run on the first fold only; those whose
-        # best point there falls short of the best unbudgeted candidate on the same fold by more than its
-        # spread over the folds never run on the others (race_budgeted).
-        racing = self.halving_factor is not None and n_folds > 1 and \
-            len({cell[1] is None for cell in cells}) == 2
+        # The race: with halving, where the grid holds a reference (the unbudgeted cells, one fit each; under
+        # a cap the budget that reaches it within the first rung: _race_reference) beside finer budgets, the
+        # finer cells first run on the first fold only; those whose best point there falls short of the
+        # best reference cell on the same fold by more than its spread over the folds never run on the
+        # others (race_budgeted).
+        racing = self.halving_factor is not None and n_folds > 1 and reference is not _NO_RACE and \
+            len({cell[1] == reference for cell in cells}) == 2
         if racing:
-            pending = [i for i in pending if tasks[i][2] is None or tasks[i][0] == 0]
+            pending = [i for i in pending if tasks[i][2] == reference or tasks[i][0] == 0]
         # Each version of the data has its own ladders over C (below), the race's and the C steps'.
         def by_C(ladder: Iterable[int]) -> list[int]:
             return sorted(ladder, key=lambda c: cells[c][0])
@@ -522,17 +531,19 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         # The race's C steps: on each version, its budgeted cells beyond the first C_PATIENCE + 1 (in
         # increasing C) wait, and each runs on the first fold only while those before it have not all lost
         # the race by more than their last C step gained (losing_and_not_closing).
-        raced_ladders = [by_C(c for c, (_, B, v) in enumerate(cells) if v == version and B is not None)
+        raced_ladders = [by_C(c for c, (_, B, v) in enumerate(cells) if v == version and B != reference)
                          for version in range(len(versions))] if racing else []
         race_held = [ladder[C_PATIENCE + 1:] for ladder in raced_ladders]
         waiting_cells = {c for waiting in race_held for c in waiting}
-        # The C steps: with halving, the cells of each ladder over C -- each version's unbudgeted cells, and
-        # where no race runs each budget's cells -- beyond the first C_PATIENCE + 1 (in increasing C) wait,
+        # The C steps: with halving, the cells of each ladder over C -- each version's unbudgeted cells (the
+        # race's reference cells where it runs), and where no race runs each budget's cells -- beyond the
+        # first C_PATIENCE + 1 (in increasing C) wait,
         # and each runs on every fold (a budgeted one to the first rung) only while the last C is the best so
         # far or closing on it by its last step (past_the_peak); the larger C past the peak are not fitted.
         budgets = sorted({int(cell[1]) for cell in cells if cell[1] is not None})
         ladders = [by_C(c for c, (_, B, v) in enumerate(cells) if v == version and B == budget)
-                   for version in range(len(versions)) for budget in [None] + ([] if racing else budgets)]
+                   for version in range(len(versions))
+                   for budget in ([reference] if racing else [None, *budgets])]
         held = [ladder[C_PATIENCE + 1:] if self.halving_factor is not None else [] for ladder in ladders]
         waiting_cells |= {c for waiting in held for c in waiting}
         pending = [i for i in pending if i % len(cells) not in waiting_cells]
@@ -582,16 +593,16 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
                 for k, waiting in enumerate(race_held):   # each version's next raced C on the first fold, or none
                     if waiting:
                         ran = [c for c in raced_ladders[k] if c not in waiting]
-                        race_held[k], more = c_step(waiting, losing_and_not_closing(outputs, cells, n_folds, ran),
-                                                    range(1))
+                        race_held[k], more = c_step(waiting, losing_and_not_closing(outputs, cells, n_folds, ran,
+                                                                                    reference), range(1))
                         first_fold += more
                 follow += first_fold
                 if racing and not first_fold:
                     racing = False
-                    kept = race_budgeted(outputs, cells, n_folds)
+                    kept = race_budgeted(outputs, cells, n_folds, reference)
                     raced = [c for ladder in raced_ladders for c in ladder if outputs[c] is not None]
                     pruned |= {c for c in raced if c not in kept}
-                    alive = [c for c in alive if cells[c][1] is None or c in kept]
+                    alive = [c for c in alive if cells[c][1] == reference or c in kept]
                     follow += [f * len(cells) + c for f in range(1, n_folds) for c in kept]
                     progress.drop((n_folds - 1) * (len(raced) - len(kept)))
                 if follow:
@@ -659,6 +670,21 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         if task is None:
             task = live[job[0]] = FoldPath(X, y, fold, C, B, scoring, fold_data=fold_data)
         return [task.advance(max_outer)]
+
+    @staticmethod
+    def _race_reference(budgets: set[int | None], max_features: int | None) -> Any:
+        """The budget the race measures the grid's others against (:func:`race_budgeted`): None (the
+        unbudgeted cells) where the grid holds it; under a cap k, the largest budget B if its path reaches
+        the cap within the first rung (B * HALVING_FIRST_RUNG >= k: the default grid's k // 5, which stands
+        in for the unbudgeted cell there, see :func:`default_budgets`) and a finer budget is there to race;
+        else ``_NO_RACE``. Such a path holds every sparsity up to the cap after the first rung, as the
+        unbudgeted fit holds the model with every feature."""
+        if None in budgets:
+            return None
+        numbers = [int(B) for B in budgets if B is not None]
+        if max_features is None or len(numbers) < 2:
+            return _NO_RACE
+        return max(numbers) if max(numbers) * HALVING_FIRST_RUNG >= max_features else _NO_RACE
 
     def _survivors(self, table: Table, cells: list[_Cell], alive: list[int], of: int) -> list[int]:
         """The best ``of / halving_factor`` (at most all) of the candidates ``alive`` (positions in
