@@ -236,6 +236,8 @@ def test_under_a_cap_the_race_measures_finer_budgets_against_the_one_that_reache
     assert reference({5, 20}, 100) == 20 and reference({5, 6}, 30) == 6
     assert reference({5, 10}, 100) is _NO_RACE                # 5 groups of 10 do not reach 100
     assert reference({20}, 100) is _NO_RACE and reference({5, 20}, None) is _NO_RACE
+    assert reference({5, 20}, 800, width=8.0) == 20            # groups of 8 columns: 5 x 20 x 8 columns
+    assert reference({5, 20}, 800) is _NO_RACE
 
     cells = [(1.0, 20), (10.0, 20), (1.0, 5), (10.0, 5)]
     paths = {0: [[0.5, 0.6], [0.5, 0.6], [0.5, 0.6]],

@@ -8,6 +8,7 @@ and every length of the path is scored on the fold's validation part without ref
 """
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Callable, Iterable
@@ -232,7 +233,10 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         (``cv_results_["pruned"]``; its scores are those of its shortened path). Where the grid holds
         unbudgeted cells beside budgeted ones, the budgeted paths first run on the first fold only, and
         only those within one fold's noise of the best unbudgeted cell there run on the others (the
-        others score NaN on them; the user guide's "Successive halving"). The unbudgeted cells are fitted
+        others score NaN on them; the user guide's "Successive halving"). Under ``max_features`` k the
+        largest budget B plays the unbudgeted cells' part when five groups of it reach the cap (B >= k / 5:
+        the default grid's k // 5): its paths run to the cap on every fold, and the finer budgets race
+        against them. The unbudgeted cells (the race's reference cells) are fitted
         in increasing C, on every fold in step, until the cross-validated score has passed its peak (the
         last C not the best, and a step gaining as much as its last would not reach the best; from the
         third C on); the larger C are not fitted (NaN scores, pruned). None: every path runs to its end, on
@@ -472,19 +476,23 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         its rungs (:func:`rescore_at_cv_cuts`).
 
         A rung r lets a path of budget B run to r * B_min / B groups (B_min: the grid's smallest
-        budget), so that paths of different budgets are compared at about the same number of features."""
+        budget), so that paths of different budgets are compared at about the same number of features;
+        the race's reference budget under a cap (:meth:`_race_reference`) runs to the cap from the first
+        rung on, as an unbudgeted cell holds every feature."""
         from joblib import Parallel
 
         solver, n_folds = versions[0].scoring.solver, len(versions[0].folds)
         max_outer = solver.max_outer
         smallest = min((cell[1] for cell in cells if cell[1] is not None), default=1)
-        reference = self._race_reference({cell[1] for cell in cells}, solver.max_features)
+        groups = versions[0].scoring.groups       # a budget counts groups, the cap columns
+        width = 1.0 if groups is None else groups.shape[0] / np.unique(groups).shape[0]
+        reference = self._race_reference({cell[1] for cell in cells}, solver.max_features, width)
 
         def length(rung: int, B: int | None) -> int:
             if B is None:
                 return max_outer
             # the race's reference runs to the cap from the first rung on (see _race_reference)
-            to_cap = -(-cast(int, solver.max_features) // B) if B == reference else 1
+            to_cap = math.ceil(cast(int, solver.max_features) / (B * width)) if B == reference else 1
             return min(max_outer, max(to_cap, -(-rung * smallest // B)))
 
         def capped(c: int, rung: int) -> bool:
@@ -537,9 +545,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         waiting_cells = {c for waiting in race_held for c in waiting}
         # The C steps: with halving, the cells of each ladder over C -- each version's unbudgeted cells (the
         # race's reference cells where it runs), and where no race runs each budget's cells -- beyond the
-        # first C_PATIENCE + 1 (in increasing C) wait,
-        # and each runs on every fold (a budgeted one to the first rung) only while the last C is the best so
-        # far or closing on it by its last step (past_the_peak); the larger C past the peak are not fitted.
+        # first C_PATIENCE + 1 (in increasing C) wait, and each runs on every fold (a budgeted one to the
+        # first rung) only while the last C is the best so far or closing on it by its last step
+        # (past_the_peak); the larger C past the peak are not fitted.
         budgets = sorted({int(cell[1]) for cell in cells if cell[1] is not None})
         ladders = [by_C(c for c, (_, B, v) in enumerate(cells) if v == version and B == budget)
                    for version in range(len(versions))
@@ -672,19 +680,20 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         return [task.advance(max_outer)]
 
     @staticmethod
-    def _race_reference(budgets: set[int | None], max_features: int | None) -> Any:
+    def _race_reference(budgets: set[int | None], max_features: int | None, width: float = 1.0) -> Any:
         """The budget the race measures the grid's others against (:func:`race_budgeted`): None (the
-        unbudgeted cells) where the grid holds it; under a cap k, the largest budget B if its path reaches
-        the cap within the first rung (B * HALVING_FIRST_RUNG >= k: the default grid's k // 5, which stands
-        in for the unbudgeted cell there, see :func:`default_budgets`) and a finer budget is there to race;
-        else ``_NO_RACE``. Such a path holds every sparsity up to the cap after the first rung, as the
+        unbudgeted cells) where the grid holds it; under a cap of k columns, the largest budget B if its
+        path reaches the cap within the first rung (B * width * HALVING_FIRST_RUNG >= k, ``width`` the
+        columns a group holds on average, 1 without groups: the default grid's k // 5, which stands in for
+        the unbudgeted cell there, see :func:`default_budgets`) and a finer budget is there to race; else
+        ``_NO_RACE``. Such a path holds every sparsity up to the cap after the first rung, as the
         unbudgeted fit holds the model with every feature."""
         if None in budgets:
             return None
         numbers = [int(B) for B in budgets if B is not None]
         if max_features is None or len(numbers) < 2:
             return _NO_RACE
-        return max(numbers) if max(numbers) * HALVING_FIRST_RUNG >= max_features else _NO_RACE
+        return max(numbers) if max(numbers) * width * HALVING_FIRST_RUNG >= max_features else _NO_RACE
 
     def _survivors(self, table: Table, cells: list[_Cell], alive: list[int], of: int) -> list[int]:
         """The best ``of / halving_factor`` (at most all) of the candidates ``alive`` (positions in
