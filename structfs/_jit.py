@@ -39,7 +39,8 @@ class _CompileNotice(event.Listener):
         # object-mode blocks (numba.objmode) are compiled at every process's first call, in no time: not news
         if not isinstance(dispatcher, CPUDispatcher):
             return
-        if getattr(dispatcher.py_func, "__module__", "").startswith("structfs."):
+        # another library's kernels pass through here too, some with __module__ None (skglm's)
+        if (getattr(dispatcher.py_func, "__module__", None) or "").startswith("structfs."):
             _CompileNotice.announced = True
             print(f"structfs: compiling its numba kernels, once after installing ({COMPILE_MINUTES} on 2 cores); "
                   "later runs load them from numba's cache. `structfs compile` does it ahead.",

@@ -27,6 +27,18 @@ def test_a_structfs_compilation_is_announced_once(capsys, monkeypatch):
     assert err.count("compiling its numba kernels") == 1 and "structfs compile" in err
 
 
+def test_another_librarys_kernel_without_a_module_is_passed_over(capsys, monkeypatch):
+    """Some libraries' kernels (skglm's) have ``__module__`` None: the notice must not raise on them."""
+    monkeypatch.setattr(_jit._CompileNotice, "announced", False)
+
+    def kernel(x):
+        return x
+
+    kernel.__module__ = None
+    _jit._CompileNotice().on_start(SimpleNamespace(data={"dispatcher": numba.njit(kernel)}))
+    assert capsys.readouterr().err == ""
+
+
 def test_an_object_mode_block_is_not_news(capsys, monkeypatch):
     monkeypatch.setattr(_jit._CompileNotice, "announced", False)
     _jit._CompileNotice().on_start(SimpleNamespace(data={"dispatcher": object()}))
