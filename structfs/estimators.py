@@ -231,7 +231,7 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         most ``budget`` whole groups in each generated group, the regulariser the B-support norm of the
         groups' norms (FGM's group selection). Groups come from the data's structure: the bins of one
         histogram, the one-hot columns of one categorical variable, the expansion of one input feature.
-        Needs a budget; ``max_features`` still counts features.
+        Needs a budget; ``max_features`` still counts features, and holds whole groups only.
     interactions : bool, default=False
         Also select products x_j * x_k (j < k) of two features, never forming the n x m^2 matrix of
         all of them: each generated group holds the ``budget`` columns -- features or products --
@@ -266,7 +266,8 @@ class StructSVM(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     max_features : int or None, default=None
         Hard cap on the number of selected features (needs a budget). The weights live on the union
         of the generated groups' columns, so feature generation stops once that union holds
-        ``max_features`` columns (the last group trimmed to its most violated new ones) and the
+        ``max_features`` columns (the last group trimmed to its most violated new ones; with ``groups``,
+        to its most violated whole groups that fit, so that no group is cut in part) and the
         restricted problem is solved on them: no truncation, no refit. Raise ``max_outer`` to at least
         ``max_features / budget`` for the cap, rather than ``max_outer``, to be what stops the fit.
     refit : float or None, default=None

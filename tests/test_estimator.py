@@ -217,6 +217,25 @@ def test_fit_cap_trims_the_last_group_to_its_most_violated_new_columns():
     assert full and group.tolist() == [1, 2, 3]                           # 2 kept (cached), 1 and 3 new
     group, full = _fit_cap(top, c[top], np.array([0, 4]), 6)                   # exactly fills the cap
     assert full and group.tolist() == [1, 2, 3, 5]
+    # with groups (columns 0-2, 3-4, 5-6) whole groups only: room for 2 new columns keeps the cached
+    # group {3, 4} and the best new group that fits whole, {5, 6}, not two columns of the best, {0, 1, 2}
+    groups = np.array([0, 0, 0, 1, 1, 2, 2])
+    c = np.array([5.0, 4.0, 3.0, 1.0, 1.0, 0.5, 0.2])
+    top = np.arange(7)
+    group, full = _fit_cap(top, c[top], np.array([3, 4]), 4, groups)
+    assert full and group.tolist() == [3, 4, 5, 6]
+    assert _fit_cap(top, c[top], np.array([3, 4]), 4)[0].tolist() == [0, 1, 3, 4]     # by columns
+
+
+def test_a_cap_with_groups_never_cuts_a_group_in_part():
+    """StructSVM(groups=..., max_features=k): the selected columns are whole groups, at most k of them."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 30))
+    y = (X[:, :6].sum(axis=1) + 0.5 * rng.normal(size=200) > 0).astype(int)
+    groups = np.repeat(np.arange(10), 3)
+    model = StructSVM(C=10.0, budget=2, groups=groups, max_outer=20, max_features=10).fit(X, y)
+    chosen = np.unique(groups[model.selected_features_], return_counts=True)[1]
+    assert model.selected_features_.shape[0] <= 10 and np.all(chosen == 3)
 
 
 @pytest.mark.parametrize("loss", ["error", "f1", "fbeta", "prec@k", "rec@k", "prbep", "auc", "ap", "pauc"])

@@ -277,7 +277,7 @@ class SolverPath:
                     return
             full = False
             if self.max_features is not None:
-                top, full = _fit_cap(top, c_top, cache.cols, self.max_features)
+                top, full = _fit_cap(top, c_top, cache.cols, self.max_features, getattr(penalty, "groups", None))
             del c_on                   # may hold one value per column (3e7 for kddb): not kept while the cache grows
             cache.extend(top)
             # sparse columns: the group reads them from the cache (compiled per-column sums, the same
@@ -427,13 +427,24 @@ def solve(X: Any, y: np.ndarray, loss: LossOracle, C: float, *, budget: int | No
     return result if refit is None else path.debiased(result, float(refit))
 
 
-def _fit_cap(top: np.ndarray, c_top: np.ndarray, cached: np.ndarray, max_features: int) -> tuple[np.ndarray, bool]:
+def _fit_cap(top: np.ndarray, c_top: np.ndarray, cached: np.ndarray, max_features: int,
+             groups: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
     """(group, full): ``top`` (scores ``c_top``) trimmed so that the cached columns plus its new ones stay
-    within ``max_features`` (the new columns with the largest c_j^2 are kept); full when the cap is reached."""
+    within ``max_features`` (the new columns with the largest c_j^2 are kept; with ``groups``, every
+    column's group index, whole groups by their ||c_G||^2, so that no group is cut in part); full when
+    the cap is reached."""
     is_new = ~np.isin(top, cached, assume_unique=True)
     room = max_features - cached.shape[0]
     if int(is_new.sum()) < room:
         return top, False
-    new, c_new = top[is_new], c_top[is_new]
-    keep = new[np.argsort(-(c_new ** 2), kind="stable")[:room]]
-    return np.sort(np.concatenate([top[~is_new], keep])), True
+    if groups is None:
+        new, c_new = top[is_new], c_top[is_new]
+        keep = new[np.argsort(-(c_new ** 2), kind="stable")[:room]]
+        return np.sort(np.concatenate([top[~is_new], keep])), True
+    _, of_group = np.unique(groups[top], return_inverse=True)
+    new_columns = np.bincount(of_group, weights=is_new).astype(np.int64)
+    kept = np.zeros(new_columns.shape[0], dtype=bool)
+    for g in np.argsort(-np.bincount(of_group, weights=c_top * c_top), kind="stable"):   # at most B groups
+        if new_columns[g] <= room:
+            kept[g], room = True, room - int(new_columns[g])
+    return top[kept[of_group]], True
