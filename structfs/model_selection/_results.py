@@ -71,9 +71,11 @@ def race_budgeted(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int
 def _race_bar(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int, reference: int | None) -> float:
     """The first-fold score a racing cell must reach to run on (:func:`race_budgeted`)."""
     ones = [c for c, cell in enumerate(cells) if cell[1] == reference and outputs[c] is not None]
-    scores = np.array([_best_point_scores(outputs, len(cells), n_folds, c) for c in ones])
-    best = int(np.argmax([cell_best(outputs, len(cells), n_folds, c) for c in ones]))
-    return float(scores[best, 0] - scores[best].std(ddof=1))
+    points = [_best_point(outputs, len(cells), n_folds, c) for c in ones]
+    best = int(np.argmax([value for _, value in points]))
+    k, runs = points[best][0], [outputs[f * len(cells) + ones[best]][0] for f in range(n_folds)]
+    scores = np.array([r[min(k, r.shape[0] - 1)] for r in runs])       # every fold's, at that point
+    return float(scores[0] - scores.std(ddof=1))
 
 
 def losing_and_not_closing(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int,
@@ -100,12 +102,16 @@ def _fold_mean(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> np.nda
     return np.mean([np.concatenate((r, np.repeat(r[-1:], length - r.shape[0]))) for r in runs], axis=0)
 
 
-def _best_point_scores(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> list[float]:
-    """Cell c's validation score on every fold at its best path-smoothed point (an unbudgeted cell's
-    only one)."""
+def _best_point(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> tuple[int, float]:
+    """(index, score) of cell c's best path-smoothed mean validation score over the folds, on its paths
+    as far as they have run (an unbudgeted cell's one point: its mean as such, as smoothing would only
+    add round-off)."""
     mean = _fold_mean(outputs, n_cells, n_folds, c)
-    k = int(np.argmax(_smoothed(mean))) if mean.shape[0] > 1 else 0
-    return [float(r[min(k, r.shape[0] - 1)]) for r in (outputs[f * n_cells + c][0] for f in range(n_folds))]
+    if mean.shape[0] == 1:
+        return 0, float(mean[0])
+    smoothed = _smoothed(mean)
+    k = int(np.argmax(smoothed))
+    return k, float(smoothed[k])
 
 
 def past_the_peak(outputs: list[Any], cells: list[tuple[Any, ...]], n_folds: int,
@@ -128,10 +134,7 @@ def cell_best(outputs: list[Any], n_cells: int, n_folds: int, c: int) -> float:
     """Cell c's best path-smoothed mean validation score over the folds, on its paths as far as they
     have run (a fold whose path ended keeps its last point, as in :func:`grid_results`; an unbudgeted
     cell's one point is its score)."""
-    mean = _fold_mean(outputs, n_cells, n_folds, c)
-    if mean.shape[0] == 1:            # one point: its mean as such (smoothing would only add round-off)
-        return float(mean[0])
-    return float(np.max(_smoothed(mean)))
+    return _best_point(outputs, n_cells, n_folds, c)[1]
 
 
 def _smoothed(path: np.ndarray) -> np.ndarray:
