@@ -234,9 +234,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         unbudgeted cells beside budgeted ones, the budgeted paths first run on the first fold only, and
         only those within one fold's noise of the best unbudgeted cell there run on the others (the
         others score NaN on them; the user guide's "Successive halving"). Under ``max_features`` k the
-        largest budget B plays the unbudgeted cells' part when five groups of it reach the cap (B >= k / 5:
-        the default grid's k // 5): its paths run to the cap on every fold, and the finer budgets race
-        against them. The unbudgeted cells (the race's reference cells) are fitted
+        largest budget B plays the unbudgeted cells' part when five groups of it reach the cap (B >= k / 5
+        without ``groups``: the default grid's k // 5): its paths run to the cap on every fold, and the
+        finer budgets race against them. The unbudgeted cells (the race's reference cells) are fitted
         in increasing C, on every fold in step, until the cross-validated score has passed its peak (the
         last C not the best, and a step gaining as much as its last would not reach the best; from the
         third C on); the larger C are not fitted (NaN scores, pruned). None: every path runs to its end, on
