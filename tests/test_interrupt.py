@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from structfs import StructSVM
-from structfs._interrupt import PENDING, deferred_interrupts, interrupts_allowed
+from structfs._interrupt import PENDING, deferred_interrupts, interrupt_requested, interrupts_allowed
+from structfs._jit import njit
 
 
 def _interrupt_after(seconds):
@@ -47,6 +48,46 @@ def test_a_second_interrupt_raises_at_once():
                 pass
             reached = True
     assert not reached and PENDING[0] == 0
+
+
+@njit(cache=False)
+def _poll_until_interrupted(pending, limit):
+    """The compiled loop's poll, alone: the number of polls until Ctrl-C counted, -1 if none came."""
+    for i in range(limit):
+        if interrupt_requested(pending):
+            return i
+    return -1
+
+
+def _signal_main_thread_after(seconds):
+    """SIGINT to this process from another one (a thread of this one would wait for the GIL, which the
+    compiled loop holds), ``seconds`` from now."""
+    _poll_until_interrupted(np.zeros(1, dtype=np.int64), 1)     # compiled before the clock starts
+    return subprocess.Popen(["sh", "-c", f"sleep {seconds}; kill -INT {os.getpid()}"])
+
+
+def test_compiled_code_sees_ctrl_c_and_python_raises_it_after():
+    """Inside compiled code no bytecode runs, so the poll itself must run Python's handler."""
+    with pytest.raises(KeyboardInterrupt):
+        with deferred_interrupts():
+            timer = _signal_main_thread_after(0.05)
+            polls = _poll_until_interrupted(PENDING, 10 ** 10)
+            timer.wait()
+            assert polls > 0 and PENDING[0] == 1
+    assert PENDING[0] == 0
+
+
+def test_a_second_ctrl_c_in_compiled_code_leaves_no_exception_set_and_counts_as_pending():
+    """The handler raises on a second Ctrl-C; compiled code cannot return with an exception set, so the
+    poll clears it and reports the Ctrl-C instead (the caller's check_interrupt raises it)."""
+    pending = np.zeros(1, dtype=np.int64)
+    with deferred_interrupts():
+        PENDING[0] = 1                                   # a first Ctrl-C already came
+        timer = _signal_main_thread_after(0.05)
+        polls = _poll_until_interrupted(pending, 10 ** 10)
+        timer.wait()
+        assert polls > 0 and pending[0] == 1 and PENDING[0] == 0    # the handler ran and raised
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_a_handler_of_the_callers_is_left_alone():

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import types
 
-from .._interrupt import PENDING, check_interrupt
+from .._interrupt import PENDING, check_interrupt, interrupt_requested
 from .._jit import njit
 from .cutting_plane import CONTINUE, MAX_ITER, STALL, STALLED, STATUS, first_point, inner_solve, ocas_step, stop_status
 from .data import compressed_dot_blocks
@@ -390,11 +390,8 @@ def _loop(oracle: Any, params: np.ndarray, penalty: Any, penalty_params: np.ndar
     it = 0
     status, value = MAX_ITER, -np.inf
     while True:
-        # Ctrl-C: the empty object-mode block lets Python run its signal handler, which sets interrupt[0]
-        # during a fit (structfs._interrupt); about a microsecond a plane
-        with numba.objmode():
-            pass
-        if interrupt[0] or failed[0]:      # failed: a Python oracle raised (python_oracle.py)
+        # Ctrl-C: Python's handler runs here and sets interrupt[0] during a fit (structfs._interrupt)
+        if interrupt_requested(interrupt) or failed[0]:      # failed: a Python oracle raised (python_oracle.py)
             status = INTERRUPTED
             break
         delta, coef_sum, abar, mu = planes.delta, planes.coef_sum, planes.abar, groups.mu   # with_room may regrow them
