@@ -59,9 +59,9 @@ def _poll_until_interrupted(pending, limit):
     return -1
 
 
-def _signal_main_thread_after(seconds):
+def _sigint_from_another_process_after(seconds):
     """SIGINT to this process from another one (a thread of this one would wait for the GIL, which the
-    compiled loop holds), ``seconds`` from now."""
+    compiled loop holds), ``seconds`` from now: long enough for the caller to be in compiled code by then."""
     _poll_until_interrupted(np.zeros(1, dtype=np.int64), 1)     # compiled before the clock starts
     return subprocess.Popen(["sh", "-c", f"sleep {seconds}; kill -INT {os.getpid()}"])
 
@@ -70,7 +70,7 @@ def test_compiled_code_sees_ctrl_c_and_python_raises_it_after():
     """Inside compiled code no bytecode runs, so the poll itself must run Python's handler."""
     with pytest.raises(KeyboardInterrupt):
         with deferred_interrupts():
-            timer = _signal_main_thread_after(0.05)
+            timer = _sigint_from_another_process_after(0.5)
             polls = _poll_until_interrupted(PENDING, 10 ** 10)
             timer.wait()
             assert polls > 0 and PENDING[0] == 1
@@ -83,7 +83,7 @@ def test_a_second_ctrl_c_in_compiled_code_leaves_no_exception_set_and_counts_as_
     pending = np.zeros(1, dtype=np.int64)
     with deferred_interrupts():
         PENDING[0] = 1                                   # a first Ctrl-C already came
-        timer = _signal_main_thread_after(0.05)
+        timer = _sigint_from_another_process_after(0.5)
         polls = _poll_until_interrupted(pending, 10 ** 10)
         timer.wait()
         assert polls > 0 and pending[0] == 1 and PENDING[0] == 0    # the handler ran and raised
