@@ -409,6 +409,6 @@ class _EmbeddingWidths(SearchData):
         return [np.flatnonzero(np.isin(self.embedding.pool_bag_, train)) for train, _ in folds]
 
     def cut_X(self, setting: dict[str, Any]) -> np.ndarray:
-        if self._own_out is None:             # only the fallback's cut needs them, once
+        if self._own_out is None:             # computed once, on first use (a cut on the training bags)
             self._own_out = self.embedding.leave_own_out(self.D)
         return np.exp(-self._own_out / (2.0 * setting["sigma"] ** 2))

@@ -801,6 +801,34 @@ def test_the_cut_by_cv_shifts_the_refitted_model_and_a_bad_threshold_is_refused(
         StructSVMCV(threshold="tuned").fit(X, y)
 
 
+def test_the_cut_by_cv_is_carried_to_the_training_scores_of_cut_X():
+    """The out-of-fold cut reaches the refitted model by rank on the training rows of the data's cut_X
+    (MIL: each bag without its own instances), not of X: the same fraction of them is predicted
+    positive whatever cut_X's scale, and cut_X = X is the plain search."""
+    from structfs.model_selection import SearchData
+
+    X, y = _data(n=200, seed=5, pos=0.1)
+
+    class Data(SearchData):
+        def __init__(self, cut):
+            self.cut = cut
+
+        def X(self, setting):
+            return X
+
+        def cut_X(self, setting):
+            return self.cut
+
+    plain = StructSVMCV(Cs=[10.0], budgets=[None]).fit(X, y)
+    assert plain.threshold_ != 0.0
+    rate = np.mean(plain.decision_function(X) > 0)
+    assert StructSVMCV(Cs=[10.0], budgets=[None]).fit_data(Data(X), y).threshold_ == plain.threshold_
+    for cut_X in (2.0 * X, 0.5 * X):
+        search = StructSVMCV(Cs=[10.0], budgets=[None]).fit_data(Data(cut_X), y)
+        assert search.threshold_ != plain.threshold_
+        assert np.mean(search.decision_function(cut_X) > 0) == rate
+
+
 @pytest.mark.parametrize("params", [{}, {"budgets": [5]}])
 def test_constant_features_fit_a_model_instead_of_a_traceback(params):
     """Every column the same constant: the budgeted paths have no group worth adding and end at the zero

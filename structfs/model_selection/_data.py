@@ -22,7 +22,7 @@ class SearchData:
     chooses among, each a dict of parameter values (``cv_results_`` reports them as ``param_<name>``;
     the one version of a plain matrix is ``{}``); :meth:`X` is the matrix of a version, rows the
     examples; :meth:`fold_columns` the columns each fold may use; :meth:`cut_X` the matrix whose scores
-    set a cut on the training rows where the search's fallback needs one.
+    on the training rows set or check a model's cut.
 
     Pass a subclass to :meth:`StructSVMCV.fit_data`.
 
@@ -54,8 +54,8 @@ class SearchData:
         return None
 
     def cut_X(self, setting: dict[str, Any]) -> MatrixLike | None:
-        """The matrix whose scores on the training rows set a model's cut where the search chooses one
-        there (the fallback to a ranking loss); None: :meth:`X` itself."""
+        """The matrix whose scores on the training rows set or check a model's cut (the fallback to a
+        ranking loss; the cut by cross-validation carried to the refitted model); None: :meth:`X` itself."""
         return None
 
 

@@ -924,7 +924,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         elif "decisions" in table and point is not None:
             self._cut_at_operating_point(table, best, point, loss.ranks_only, y_pm, sign, w)
         elif "decisions" in table and self.estimator_.selected_features_.size:
-            self._cut_by_measure(table, best, loss, X, y_pm, sign, w)
+            scored_X = data.cut_X(setting)
+            self._cut_by_measure(table, best, loss, X if scored_X is None else scored_X, y_pm, sign, w)
         self._copy_fitted()
         if self.verbose:
             self._report_choice(table, best)
@@ -967,7 +968,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
     def _cut_by_measure(self, table: Table, best: int, loss: Loss, X: Any, y_pm: np.ndarray, sign: float,
                         w: np.ndarray | None) -> None:
         """The refitted model cut where the loss's measure is best on the chosen candidate's out-of-fold
-        decision values, carried to it by rank, where its own training scores agree."""
+        decision values, carried to it by rank, where its own training scores agree; those are its scores
+        of ``X``, the search data's ``cut_X`` where it has one (MIL: each training bag without its own
+        instances, whose similarity 1 inflates its scores as no new bag's are)."""
         rows = np.concatenate(table["test_rows"])
         decisions = np.concatenate(table["decisions"][best])
         if "cuts" in table:
