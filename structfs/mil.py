@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 _BLOCK = 1 << 23     # distance-matrix entries per block (64 MB of float64)
+# Rows per block of leave_own_out, which needs only the distances within each bag: a block's entries
+# between different bags are waste, so its blocks are small (a larger bag is a block of its own).
+# 128 rows: on the training bags of musk2, birds and corel_historical 7-16 ms, against 85-119 ms in blocks of 2,896.
+_OWN_BLOCK_ROWS = 128
 
 
 def check_bags(bags: Any, n_features: int | None = None, name: str = "bags") -> list[np.ndarray]:
@@ -185,7 +189,7 @@ class MILESEmbedding(TransformerMixin, BaseEstimator):
                              f"got shape {D.shape}.")
         out = np.array(D, dtype=float, copy=True)
         starts = np.searchsorted(self.pool_bag_, np.arange(n_bags + 1))
-        for first, last in _bag_blocks(np.diff(starts), max(1, int(np.sqrt(_BLOCK)))):
+        for first, last in _bag_blocks(np.diff(starts), _OWN_BLOCK_ROWS):
             lo, hi = starts[first], starts[last]
             block, sq, bag = self.pool_[lo:hi], self._pool_sq[lo:hi], self.pool_bag_[lo:hi]
             d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * block @ block.T, 0.0)

@@ -25,7 +25,11 @@ def _bags(rng, n_bags=12, d=3, shift=2.0):
     return bags, np.array(y)
 
 
-def test_leave_own_out_matches_brute_force():
+@pytest.mark.parametrize("block_rows", [128, 4, 1])       # one block, several bags a block, one bag a block
+def test_leave_own_out_matches_brute_force(monkeypatch, block_rows):
+    import structfs.mil as mil
+
+    monkeypatch.setattr(mil, "_OWN_BLOCK_ROWS", block_rows)
     rng = np.random.default_rng(4)
     bags = [rng.normal(size=(k, 3)) for k in (1, 3, 2, 5, 1, 4)]
     bags[3][2] = bags[3][0]                                  # a duplicate instance: distance 0 stays 0
