@@ -158,5 +158,10 @@ def test_cli_trains_and_evaluates_interactions_in_memory_and_from_shards(tmp_pat
 def test_debiasing_refits_the_selected_features_and_pairs():
     X, y = _planted()
     model = StructSVM(C=100.0, budget=3, interactions=True, max_outer=4, refit=100.0).fit(X, y)
-    assert {tuple(p) for p in model.interactions_.tolist()} == set(PLANTED)
+    # the planted pairs carry the weight; a pair the path also generated keeps at most round-off
+    # (which pairs those are depends on the masters' round-off: 1e-14 against weights of about 14)
+    weights = {tuple(p): w for p, w in zip(model.interactions_.tolist(), model.interaction_coef_)}
+    assert set(PLANTED) <= set(weights)
+    top = max(abs(w) for w in weights.values())
+    assert all(abs(w) <= 1e-9 * top for pair, w in weights.items() if pair not in PLANTED)
     assert np.allclose(model.decision_function(X), _by_hand(model, X))
