@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks.mil import DATASETS, load_splits
+from benchmarks.mil import DATASETS, load_splits, paired
 from structfs import StructSVMCV
 from structfs.datasets import get_data_home
 from structfs.metrics import f1
@@ -78,6 +78,14 @@ def _load(path):
         return json.load(fh)
 
 
+def _paired_cells(a, b):
+    """Two table cells of the per-split differences a - b: mean ± standard error
+    (:func:`benchmarks.mil.paired`) and the mean in standard errors."""
+    d = np.asarray(a) - np.asarray(b)
+    se = d.std(ddof=1) / np.sqrt(d.shape[0])
+    return f"{paired(a, b, digits=2)} | {d.mean() / se if se > 0 else 0.0:+.2f}"
+
+
 def orders(path):
     results = _load(path)
     print("| data set | order | F1 | − order 0 (paired over splits) | in SE | splits changed |")
@@ -85,10 +93,9 @@ def orders(path):
     for name, result in results.items():
         scores = np.array(result["f1"])
         for order in range(1, scores.shape[0]):
-            diff = scores[order] - scores[0]
-            se = diff.std(ddof=1) / np.sqrt(diff.shape[0])
-            print(f"| {name} | {order} | {scores[order].mean():.2f} | {diff.mean():+.2f} ± {se:.2f} "
-                  f"| {diff.mean() / se if se > 0 else 0.0:+.2f} | {int(np.count_nonzero(diff))} of {diff.shape[0]} |")
+            changed = int(np.count_nonzero(scores[order] != scores[0]))
+            print(f"| {name} | {order} | {scores[order].mean():.2f} | {_paired_cells(scores[order], scores[0])} "
+                  f"| {changed} of {scores.shape[1]} |")
 
 
 def compare(a_file, b_file):
@@ -100,11 +107,9 @@ def compare(a_file, b_file):
             continue
         k = min(len(a[name]["f1"]), len(b[name]["f1"]))
         fa, fb = np.array(a[name]["f1"][:k]), np.array(b[name]["f1"][:k])
-        diff = fa.mean(axis=0) - fb.mean(axis=0)
-        se = diff.std(ddof=1) / np.sqrt(diff.shape[0])
         ratio = sum(a[name]["seconds"][:k]) / sum(b[name]["seconds"][:k])
-        print(f"| {name} | {k} | {fa.mean():.2f} | {fb.mean():.2f} | {diff.mean():+.2f} ± {se:.2f} "
-              f"| {diff.mean() / se if se > 0 else 0.0:+.2f} | {ratio:.2f} |")
+        print(f"| {name} | {k} | {fa.mean():.2f} | {fb.mean():.2f} | {_paired_cells(fa.mean(axis=0), fb.mean(axis=0))} "
+              f"| {ratio:.2f} |")
 
 
 def main():
