@@ -903,7 +903,6 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         best = self._set_results(table)
         setting = table["settings"][table["setting"][best]]
         X = data.X(setting)
-        cut_X = None if threshold_loss is None else data.cut_X(setting)
         max_outer = self.max_outer if self.n_groups_ is None else self.n_groups_
         refit = self.C_ if self.debias and self.budget_ is not None else None
         # the refit's solver log only from verbose 2: at 1 the bar and the one-line summary say enough
@@ -919,13 +918,17 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         self.threshold_ = 0.0
         loss = problem.loss
         point = operating_point or (loss if loss.ranks_only else None)
+
+        def training_X() -> Any:           # the matrix whose training scores set or check a cut
+            scored = data.cut_X(setting)
+            return X if scored is None else scored
+
         if threshold_loss is not None:
-            cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, X if cut_X is None else cut_X, sign)
+            cut_at_best(self.estimator_, on_rows(threshold_loss, w), y_pm, training_X(), sign)
         elif "decisions" in table and point is not None:
             self._cut_at_operating_point(table, best, point, loss.ranks_only, y_pm, sign, w)
         elif "decisions" in table and self.estimator_.selected_features_.size:
-            scored_X = data.cut_X(setting)
-            self._cut_by_measure(table, best, loss, X if scored_X is None else scored_X, y_pm, sign, w)
+            self._cut_by_measure(table, best, loss, training_X(), y_pm, sign, w)
         self._copy_fitted()
         if self.verbose:
             self._report_choice(table, best)
