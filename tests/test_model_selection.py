@@ -989,10 +989,25 @@ def test_rescoring_at_cv_cuts_with_a_memo_gives_the_answers_without():
     assert any(cut != 0.0 for cut in plain["cuts"])
 
 
+def test_halving_keeps_the_best_cell_of_every_version_of_the_data():
+    """_survivors on made-up one-point paths: the best third of all cells, and the best cell of a version
+    with none among them; a version already among them adds nothing."""
+    cells = [(C, 5, v) for v in range(3) for C in (1.0, 10.0, 100.0)]
+    best = [0.70, 0.80, 0.75, 0.60, 0.62, 0.61, 0.90, 0.85, 0.50]       # version 2 leads, version 1 trails
+    table = {"C": [c[0] for c in cells], "budget": [5] * 9, "setting": [c[2] for c in cells],
+             "scores": [[score] * 3 for score in best]}
+    search = StructSVMCV(halving_factor=3)
+    # ceil(9 / 3) = 3: cells 6, 7 (version 2) and 1 (version 0); version 1's best (cell 4) with them
+    assert search._survivors(table, cells, list(range(9)), 9) == [1, 4, 6, 7]
+    # cells 6 and 1 are the best third of a rung of six, one of each version left: nothing is added
+    assert search._survivors(table, cells, [1, 2, 6, 8], 6) == [1, 6]
+
+
 def test_a_search_over_versions_of_the_data_chooses_among_them_like_C():
     """fit_data on a SearchData source: over the full grid its versions' candidates are each version's
     own candidates on the same folds, reported as param_<name>, and the refit is the chosen version's;
-    successive halving keeps a third of the cells of all versions together, not a third of each's."""
+    successive halving keeps a third of the cells of all versions together, not a third of each's, and
+    the best cell of a version that has none among them."""
     from structfs.model_selection import SearchData
 
     X, y = _data(n=200, m=20, seed=2)
@@ -1017,13 +1032,16 @@ def test_a_search_over_versions_of_the_data_chooses_among_them_like_C():
     chosen, X_chosen = alone[[2.0, 0.0].index(version)], Noisy().X({"noise": version})
     assert search.C_ == chosen.C_ and search.budget_ == chosen.budget_
     np.testing.assert_allclose(search.decision_function(X_chosen), chosen.decision_function(X_chosen))
-    # 2 versions x 2 C x 2 budgets = 8 cells at the first rung (5 groups): ceil(8 / 3) = 3 run on; each
-    # version's own halving would keep ceil(4 / 3) = 2 of its 4, 4 in all
+    # 2 versions x 2 C x 2 budgets = 8 cells at the first rung (5 groups): ceil(8 / 3) = 3 run on, here all
+    # of the clean version, and the noisy version's best with them (each version's own halving would keep
+    # ceil(4 / 3) = 2 of its 4, 4 in all, but the noisy version's second too)
     halving = StructSVMCV(Cs=[10.0, 100.0], budgets=[2, 3], max_outer=10, n_iter_no_change=None).fit_data(Noisy(), y)
     cells = {(C, B, v) for C, B, v in zip(halving.cv_results_["param_C"], halving.cv_results_["param_budget"],
                                           halving.cv_results_["param_noise"])}
     pruned = {(C, B, v) for C, B, v, p in zip(halving.cv_results_["param_C"], halving.cv_results_["param_budget"],
                                               halving.cv_results_["param_noise"], halving.cv_results_["pruned"]) if p}
-    assert len(cells) == 8 and len(pruned) == 5
+    assert len(cells) == 8 and len(pruned) == 4
+    unpruned = cells - pruned
+    assert sum(v == 0.0 for _, _, v in unpruned) == 3 and sum(v == 2.0 for _, _, v in unpruned) == 1
     with pytest.raises(ValueError, match="two classes"):
         StructSVMCV(**grid).fit_data(Noisy(), np.zeros(200))

@@ -228,7 +228,8 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         with the number of groups as the resource): every fold path first runs to
         ``HALVING_FIRST_RUNG`` groups; the best 1/factor of the (C, budget) candidates by their
         path-smoothed score so far continue to factor times as many groups, and so on up to
-        ``max_outer``. A path that ends on its own (early stop, certificate) is complete at any rung;
+        ``max_outer``; in a search over versions of the data (``fit_data``, MILESClassifier's kernel
+        widths) each version's best cell continues too, so that versions are compared on whole paths. A path that ends on its own (early stop, certificate) is complete at any rung;
         unbudgeted candidates are one fit and always complete. A candidate cut short is not chosen
         (``cv_results_["pruned"]``; its scores are those of its shortened path). Where the grid holds
         unbudgeted cells beside budgeted ones, the budgeted paths first run on the first fold only, and
@@ -697,14 +698,26 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
 
     def _survivors(self, table: Table, cells: list[_Cell], alive: list[int], of: int) -> list[int]:
         """The best ``of / halving_factor`` (at most all) of the candidates ``alive`` (positions in
-        ``cells``) by the best path-smoothed score of their path so far; ``of``: how many candidates the
-        rung had, those the C steps did not fit counted among them."""
+        ``cells``) by the best path-smoothed score of their path so far, and the best of each version of
+        the data among ``alive`` where none of its cells is among them; ``of``: how many candidates the
+        rung had, those the C steps did not fit counted among them.
+
+        A version is another embedding of the data (MILESClassifier's kernel widths), whose paths rise at
+        a rate of their own: at a rung every path has the same number of groups, but one version's may
+        have peaked where another's is still rising, so a version is not dropped on paths cut short. Its
+        best cell runs on to the last rung, and the versions are compared there on whole paths; within a
+        version the cells are ranked at the rung as before (the user guide's "Versions of the data in one
+        halving")."""
         smoothed = path_smoothed_scores(table)
         best: dict[_Cell, float] = {}
         for key, score in zip(zip(table["C"], table["budget"], table["setting"]), smoothed):
             best[key] = max(best.get(key, -np.inf), score)
         ranked = sorted(alive, key=lambda c: -best.get(cells[c], -np.inf))      # a path may have no point
-        return sorted(ranked[:-(-of // cast(int, self.halving_factor))])
+        kept = ranked[:-(-of // cast(int, self.halving_factor))]
+        for version in dict.fromkeys(cells[c][2] for c in ranked):       # each version's best, in rank order
+            if all(cells[c][2] != version for c in kept):
+                kept.append(next(c for c in ranked if cells[c][2] == version))
+        return sorted(kept)
 
     def _planned_paths(self, tasks: list[_Task], n_cells: int, rung: int,
                        max_outer: int) -> int:
