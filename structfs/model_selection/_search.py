@@ -229,8 +229,9 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         ``HALVING_FIRST_RUNG`` groups; the best 1/factor of the (C, budget) candidates by their
         path-smoothed score so far continue to factor times as many groups, and so on up to
         ``max_outer``; in a search over versions of the data (``fit_data``, MILESClassifier's kernel
-        widths) each version's best cell continues too, so that versions are compared on whole paths. A path that ends on its own (early stop, certificate) is complete at any rung;
-        unbudgeted candidates are one fit and always complete. A candidate cut short is not chosen
+        widths) each version's best cell continues too, so that versions are compared on whole paths.
+        A path that ends on its own (early stop, certificate) is complete at any rung; unbudgeted
+        candidates are one fit and always complete. A candidate cut short is not chosen
         (``cv_results_["pruned"]``; its scores are those of its shortened path). Where the grid holds
         unbudgeted cells beside budgeted ones, the budgeted paths first run on the first fold only, and
         only those within one fold's noise of the best unbudgeted cell there run on the others (the
