@@ -715,9 +715,11 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
             best[key] = max(best.get(key, -np.inf), score)
         ranked = sorted(alive, key=lambda c: -best.get(cells[c], -np.inf))      # a path may have no point
         kept = ranked[:-(-of // cast(int, self.halving_factor))]
-        for version in dict.fromkeys(cells[c][2] for c in ranked):       # each version's best, in rank order
-            if all(cells[c][2] != version for c in kept):
-                kept.append(next(c for c in ranked if cells[c][2] == version))
+        versions = {cells[c][2] for c in kept}
+        for c in ranked:                   # in rank order: the first cell of a version not kept is its best
+            if cells[c][2] not in versions:
+                kept.append(c)
+                versions.add(cells[c][2])
         return sorted(kept)
 
     def _planned_paths(self, tasks: list[_Task], n_cells: int, rung: int,
