@@ -7,6 +7,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
 from structfs import StructSVM
@@ -236,6 +238,59 @@ def test_smo_fallback_agrees_with_active_set(seed):
     def f(x):
         return 0.5 * x[:K] @ Q @ x[:K] - b @ x[:K]
     assert gap <= 1e-12 and f(x_smo) == pytest.approx(f(x_as), abs=1e-9)
+
+
+def _exact_simplex_qp(Q, b):
+    """min 1/2 x'Qx - b'x over x >= 0, sum(x) <= 1 by an interior-point cone solver (Q through a square
+    root, as its eigenvalues may be round-off below 0)."""
+    w, V = np.linalg.eigh(Q)
+    v = cp.Variable(b.shape[0], nonneg=True)
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares((V * np.sqrt(np.clip(w, 0, None))).T @ v) - b @ v),
+                      [cp.sum(v) <= 1])
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+def test_active_set_does_not_cycle_on_a_singular_face():
+    """Five planes spanned by two (a master of affinely dependent planes, Q of rank 2). A least-squares
+    step on the singular face let a coordinate enter and leave at a step of length 0, over and over, until
+    the active set's steps ran out (and SMO then took thousands); the proximal step of a singular face
+    descends, so the method reaches the optimum within its steps."""
+    from structfs.solvers.simplex_qp import active_set_from
+
+    Q = np.array([[30709.374719551575, 70798.01683209938, 61377.21570015982, 13522.651117225552, 86976.696437641],
+                  [70798.01683209938, 215227.4460573719, 181286.63742357312, 8878.516711153341, 273515.21381180896],
+                  [61377.21570015982, 181286.63742357312, 153108.01234740543, 9969.884848461996, 229678.80072764418],
+                  [13522.651117225552, 8878.516711153341, 9969.884848461996, 15513.67526279602, 7004.27107344947],
+                  [86976.696437641, 273515.21381180896, 229678.80072764418, 7004.27107344947, 348797.05793655163]])
+    b = np.array([62.41132667028003, 53.10977076672653, 55.298237277154904, 66.39771212807129, 49.35888315918098])
+    x = np.array([0.09072763751443061, 0.5934366044138176, 0.0, 0.3158357580717518, 0.0, 0.0])
+    steps, gap, *_ = active_set_from(Q, b, x, 1e-4, 4 * 5 + 20, np.zeros(0, np.int64), np.zeros((0, 0)), False)
+    assert np.isfinite(gap) and gap <= 1e-4 and steps < 4 * 5 + 20
+    assert 0.5 * x[:5] @ Q @ x[:5] - b @ x[:5] == pytest.approx(_exact_simplex_qp(Q, b), rel=1e-8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), K=st.integers(2, 14), rank=st.integers(1, 13), spread=st.floats(0.0, 4.0))
+def test_active_set_solves_masters_of_affinely_dependent_planes(seed, K, rank, spread):
+    """Planes that are convex combinations of fewer others (a cutting-plane working set often holds
+    such), their Gram entries spanning ``spread`` orders of magnitude, from a random face: the active set
+    reaches its tolerance within its step budget, at the exact optimum (no fallback needed)."""
+    from structfs.solvers.simplex_qp import active_set_from
+
+    rng = np.random.default_rng(seed)
+    rank = min(rank, K)
+    base = rng.normal(size=(rank, 3)) * 10.0 ** rng.uniform(0, spread, size=(rank, 1))
+    mix = rng.random((K, rank))
+    mix /= mix.sum(axis=1, keepdims=True)
+    Q, b = (mix @ base) @ (mix @ base).T, mix @ rng.uniform(0, 100, size=rank)
+    x = np.append(rng.random(K) * (rng.random(K) < 0.6), 0.0)
+    x = x / x.sum() if x.sum() > 0 else np.append(np.zeros(K), 1.0)
+    steps, gap, *_ = active_set_from(Q, b, x, 1e-6, 4 * K + 20, np.zeros(0, np.int64), np.zeros((0, 0)), False)
+    assert np.isfinite(gap) and gap <= 1e-6
+    assert (x >= 0).all() and x.sum() == pytest.approx(1.0)
+    exact = _exact_simplex_qp(Q, b)
+    assert 0.5 * x[:K] @ Q @ x[:K] - b @ x[:K] <= exact + 1e-6 * max(1.0, abs(exact))
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -170,6 +170,25 @@ def _kkt_solve(A: np.ndarray, rhs: np.ndarray, scale: float) -> tuple[np.ndarray
     return sol, rhs - A @ sol
 
 
+# The proximal term of a singular face's step, relative to the QP's scale (see active_set_from): small
+# enough that the step is the face's Newton step wherever Q_ff has curvature, large enough that the
+# regularised KKT matrix factors (its condition about 1 / PROXIMAL).
+PROXIMAL = 1e-10
+
+
+@njit(cache=True)
+def _proximal_solve(A: np.ndarray, rhs: np.ndarray, x_face: np.ndarray, eps: float) -> tuple[np.ndarray, bool]:
+    """(solution, solved) of the face's KKT system ``A`` [lambda; target] = ``rhs`` with ``eps`` / 2
+    ||target - x_face||^2 added to the objective: Q_ff + eps I in A, eps x_face added to the
+    right-hand side's face rows. Nonsingular for eps > 0, whatever the planes' dependence."""
+    A_reg, rhs_reg = A.copy(), rhs.copy()
+    for r in range(x_face.shape[0]):
+        A_reg[r + 1, r + 1] += eps
+        rhs_reg[r + 1] += eps * x_face[r]
+    sol, ok = _lu_solve(A_reg, rhs_reg)
+    return sol, ok and bool(np.all(np.isfinite(sol)))
+
+
 @njit(cache=True)
 def _kkt_matrix(Qa: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """The KKT matrix of the face ``idx``: [[0, 1'], [1, Q_ff]] (the simplex constraint first)."""
@@ -309,9 +328,18 @@ def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max
     deletion (O(s^2) for s free coordinates) instead of factored again (O(s^3)): SMS spam's
     unbudgeted fits keep 130 of 140 planes active late in a solve, where the factorisations were
     most of the master's time. Every solution is checked by its residual; where the carried inverse
-    falls short, or the face's matrix is singular (affinely dependent planes), the step factors
-    afresh or takes the least-squares residual as a direction of unbounded descent, as
-    :func:`_kkt_solve` does.
+    falls short the step factors afresh. Where the face's matrix is singular (affinely dependent
+    planes) the step goes to the face's proximal point instead, the minimiser of f + PROXIMAL * scale
+    / 2 ||x' - x||^2 on it: a least-squares solution of the singular system need not be a descent
+    direction, and on a musk1 refit it was not -- a coordinate entered, the face's least-squares
+    target was negative there, it left at a step of length 0, and so on until the steps ran out,
+    after which SMO took 88,796 steps (17 ms, where a master takes tens of microseconds); the
+    proximal steps solved that master in 13 steps to a smaller objective. A proximal step always
+    descends, and with it an entering coordinate whose gradient is below the face's takes positive
+    weight, as in the nonsingular case, so the method cannot cycle. A proximal point is not the
+    face's minimiser: the method returns from it only within ``tol``, else it steps again. Where even
+    the regularised system does not factor, the least-squares residual is followed as a direction of
+    unbounded descent, as :func:`_kkt_solve` gives it.
     """
     K = b.shape[0]
     Qa = np.zeros((K + 1, K + 1))
@@ -336,6 +364,7 @@ def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max
             idx = face
     for step in range(max_iter):
         s = idx.shape[0]
+        proximal = False
         rhs = np.ones(s + 1)
         rhs[1:] = ba[idx]
         solved = False
@@ -351,9 +380,13 @@ def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max
                 sol = H @ rhs
                 resid = rhs - A @ sol
                 solved = bool(np.all(np.isfinite(sol))) and np.sqrt(np.sum(resid * resid)) <= 1e-9 * scale
-            if not solved:
-                sol, resid = _kkt_solve(A, rhs, scale)
+            if not solved:                # a singular face: its proximal step (see the docstring)
                 have_H = False
+                sol, proximal = _proximal_solve(A, rhs, x[idx], PROXIMAL * scale)
+                if proximal:
+                    resid = np.zeros(s + 1)   # the regularised system is solved: a bounded step
+                else:
+                    sol, resid = _kkt_solve(A, rhs, scale)
         bounded = np.sqrt(np.sum(resid * resid)) <= 1e-9 * scale
         target = sol[1:]
         if bounded:
@@ -371,7 +404,9 @@ def active_set_from(Q: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float, max
                 if not free[j] and g[j] < g_in:
                     entering, g_in = j, g[j]
             if entering < 0 or g_in >= mu - 1e-12 * scale or gap <= tol:
-                return step + 1, gap, idx, H, have_H
+                if gap <= tol or not proximal:
+                    return step + 1, gap, idx, H, have_H
+                continue                      # a proximal point of the face, not its minimiser: again
             free[entering] = True
             H, have_H, idx = _face_with(H, have_H, idx, Qa, entering)
             continue
