@@ -360,6 +360,20 @@ def test_compiled_fbeta_oracle_is_the_numpy_one_exactly(pairs, beta, scale):
     assert np.array_equal(coef, ref_coef) and delta == ref_delta
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(-3, 3)), min_size=1, max_size=30),
+       st.sampled_from([0.37, 0.5, 1.0, 2.0]), st.floats(-2.0, 2.0))
+def test_fbeta_score_of_one_labeling_is_the_array_paths_exactly(pairs, beta, shift):
+    """F_beta's measure of one labeling by float arithmetic (the search's per-point scoring) is bit for
+    bit the value of the contingency losses' array path, whose checks it skips."""
+    from structfs.losses.base import ContingencyLoss
+
+    y = np.array([1.0 if p else -1.0 for p, _ in pairs])
+    s = np.array([v + shift for _, v in pairs], dtype=float)
+    loss = get_loss("fbeta", beta=beta)
+    assert loss._score(y, s) == ContingencyLoss._score(loss, y, s)
+
+
 def test_fbeta_oracle_skips_only_negatives_that_cannot_be_labelled_positive():
     """Balanced classes, a trained-looking margin: most negatives fall below the cut-off and are not
     sorted, and the answer is still the reference's (which sorts them all)."""

@@ -884,8 +884,13 @@ def test_column_cache_extensions_hold_the_columns_of_x_in_order(kind):
         cache, union = ColumnCache(data), np.zeros(0, dtype=np.int64)
         for _ in range(rng.integers(1, 6)):
             new = rng.integers(0, 60, size=rng.integers(1, 8))         # duplicates and cached ones included
+            if rng.random() < 0.5:
+                new = np.unique(new)                                   # sorted and distinct, as selections come
             cache.extend(new)
             union = np.union1d(union, new)
+            if not sp.issparse(cache.X):       # the loop's C-ordered copy follows the cache as it grows
+                rows = cache.dense_rows()
+                assert rows.flags.c_contiguous and rows.dtype == np.float64 and np.array_equal(rows, data[:, union])
         expected = data[:, union]
         got = cache.X.toarray() if sp.issparse(cache.X) else cache.X
         assert np.array_equal(cache.cols, union) and cache.cols.dtype == np.int64

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._jit import njit, sort_in_place
 from .._validation import check_positive_float
-from ..metrics import fbeta_from_table
+from ..metrics import _table_at_sign, fbeta_from_table, fbeta_of_counts
 from .base import ContingencyLoss, SortedClasses
 
 
@@ -59,6 +59,12 @@ class FBetaLoss(ContingencyLoss):
 
     def _fbeta_delta(self, a: Any, b: Any, c: Any, d: Any) -> Any:
         return 100.0 * (1.0 - fbeta_from_table(a, b, c, self.beta ** 2))
+
+    def _score(self, y: np.ndarray, s: np.ndarray) -> float:
+        # one table: _fbeta_delta's value by float arithmetic, without the array path's checks (the
+        # measure of a labeling is finite and in [0, 100])
+        a, b, c, _ = _table_at_sign(y, s)
+        return 100.0 - 100.0 * (1.0 - fbeta_of_counts(a, b, c, self.beta ** 2))
 
     def oracle(self, y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, float]:
         # one compiled call (split of the classes, sorts -- NumPy's above a few hundred scores --, the

@@ -121,7 +121,7 @@ def compiled_inner_solve(ws: WorkingSet, cache: ColumnCache, y: np.ndarray, loss
         columns, rows, dense = cache.csc_arrays(), cache.csr_arrays(), np.zeros((0, 0))
     elif isinstance(X, np.ndarray):
         columns = (np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
-        rows, dense = columns, np.ascontiguousarray(X, dtype=np.float64)
+        rows, dense = columns, cache.dense_rows()
     else:
         return None
     K, T = ws.K, len(groups)

@@ -302,20 +302,26 @@ class ColumnCache:
         self._arrays: tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray],
                             tuple[np.ndarray, np.ndarray, np.ndarray] | None] | None = None
         self._stride: int | None = None           # label_stride of those arrays, once asked
+        self._dense_rows: np.ndarray | None = None   # a dense cache in C order for the compiled loop, once asked
 
     def extend(self, new_cols: np.ndarray) -> None:
         """Add columns; only the new ones are read from X (one pass for data on disk)."""
         # np.setdiff1d(new_cols, self.cols) by one search in the sorted cache: the feature generation's
         # groups and the refits' selections extend small caches thousands of times a search
-        new = np.unique(np.asarray(new_cols)).astype(np.int64, copy=False)
+        new = np.asarray(new_cols)
+        if new.ndim != 1 or not (new[1:] > new[:-1]).all():      # (selections come sorted: no sort then)
+            new = np.unique(new)
+        new = new.astype(np.int64, copy=False)
         at = np.searchsorted(self.cols, new)
-        cached = at < self.cols.shape[0]
-        cached[cached] = self.cols[at[cached]] == new[cached]
-        new, at = new[~cached], at[~cached]
+        if self.cols.shape[0]:
+            cached = at < self.cols.shape[0]
+            cached[cached] = self.cols[at[cached]] == new[cached]
+            new, at = new[~cached], at[~cached]
         if new.shape[0] == 0:
             return
         block = take_columns(self.X_full, new)
-        self._positions, self._arrays = {}, None     # (the arrays may view the buffers about to move)
+        # (the arrays may view the buffers about to move)
+        self._positions, self._arrays, self._dense_rows = {}, None, None
         if sp.issparse(block):
             cols = np.concatenate((self.cols, new))
             order = np.argsort(cols, kind="stable")
@@ -324,6 +330,9 @@ class ColumnCache:
             return
         # Dense: the new columns at their places among the cached ones, column-major -- the values and the
         # layout that stacking and reordering gave (so products with the cache sum in the same order)
+        if self.cols.shape[0] == 0:          # the first columns (each debiasing refit starts a cache)
+            self.X, self.cols = np.asfortranarray(block, dtype=np.result_type(self.X, block)), new.copy()
+            return
         place = at + np.arange(new.shape[0])
         total = self.cols.shape[0] + new.shape[0]
         old = np.ones(total, dtype=bool)
@@ -378,6 +387,13 @@ class ColumnCache:
                                      np.asarray(X.data, dtype=np.float64)), None)
             self._stride = None
         return self._arrays[1]
+
+    def dense_rows(self) -> np.ndarray:
+        """A dense cache as a C-contiguous float64 array, as the compiled loop reads it; kept until the
+        cache grows (the cache is column-major, and a debiasing path solves on one cache many times)."""
+        if self._dense_rows is None:
+            self._dense_rows = np.ascontiguousarray(self.X, dtype=np.float64)
+        return self._dense_rows
 
     def label_stride(self) -> int:
         """:func:`label_stride` of a sparse cache (1 for a dense one), kept as long as its arrays. Where it

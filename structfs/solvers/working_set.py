@@ -44,7 +44,8 @@ class PlaneArrays(NamedTuple):
 
 
 class GroupArrays(NamedTuple):
-    """The groups' bookkeeping, group t at position t < T, for the planes of :class:`PlaneArrays`."""
+    """The groups' bookkeeping, group t at position t < T, for the planes of :class:`PlaneArrays` (the
+    arrays may have room for more groups: only the first T are read)."""
     lengths: np.ndarray       # int64: |t|, the group's columns
     keeps: np.ndarray         # bool: the group keeps its planes' values
     values: np.ndarray        # plane k on group t at values[t, k, :lengths[t]] (where kept), zeros after
@@ -60,6 +61,21 @@ def empty_arrays(capacity: int = 16) -> tuple[PlaneArrays, GroupArrays]:
     groups = GroupArrays(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_), np.zeros((0, capacity, 0)),
                          np.zeros((0, capacity, capacity)), np.zeros(0), np.zeros(0, dtype=np.int64))
     return planes, groups
+
+
+def _with_group_room(groups: GroupArrays, T: int, size: int, width: int) -> GroupArrays:
+    """The first ``T`` groups' arrays with room for twice as many groups (a feature-generation path adds
+    one per point: copying every group's Gram matrix at each was a path's largest Python cost on small
+    problems), ``size`` planes and values ``width`` wide."""
+    room = max(2 * T, 1)
+    values = np.zeros((room, size, width))
+    values[:T, :, :groups.values.shape[2]] = groups.values[:T]
+    grams = np.zeros((room, size, size))
+    grams[:T] = groups.grams[:T]
+    lengths, keeps = np.zeros(room, dtype=np.int64), np.zeros(room, dtype=np.bool_)
+    mu, age = np.zeros(room), np.zeros(room, dtype=np.int64)
+    lengths[:T], keeps[:T], mu[:T], age[:T] = groups.lengths[:T], groups.keeps[:T], groups.mu[:T], groups.age[:T]
+    return GroupArrays(lengths, keeps, values, grams, mu, age)
 
 
 @njit(cache=True)
@@ -263,19 +279,18 @@ class WorkingSet:
         them, optional): later planes are restricted through it and the group keeps no slice."""
         g = FeatureGroup(cols, X_cols, self.n, cache)
         V = self.planes.column_products(X_cols) if self.K else np.zeros((0, cols.shape[0]))  # K x |t|
-        old, T, K = self.group_arrays, len(self.groups), self.K
-        size = self.arrays.delta.shape[0]
-        width = max(old.values.shape[2], cols.shape[0] if g.keep_values else 0)
-        values = np.zeros((T + 1, size, width))
-        values[:T, :, :old.values.shape[2]] = old.values[:T]
+        arrays, T, K = self.group_arrays, len(self.groups), self.K
+        width = max(arrays.values.shape[2], cols.shape[0] if g.keep_values else 0)
+        if T == arrays.grams.shape[0] or width > arrays.values.shape[2]:
+            arrays = _with_group_room(arrays, T, self.arrays.delta.shape[0], width)
+        # group T's place, which a group dropped before may have held (only groups < T are read)
+        arrays.values[T] = 0.0
         if g.keep_values:
-            values[T, :K, :cols.shape[0]] = V
-        grams = np.zeros((T + 1, size, size))
-        grams[:T] = old.grams[:T]
-        grams[T, :K, :K] = V @ V.T
-        self.group_arrays = GroupArrays(np.append(old.lengths[:T], cols.shape[0]),
-                                        np.append(old.keeps[:T], g.keep_values), values, grams,
-                                        np.append(old.mu[:T], 0.0), np.append(old.age[:T], 0))
+            arrays.values[T, :K, :cols.shape[0]] = V
+        arrays.grams[T] = 0.0
+        arrays.grams[T, :K, :K] = V @ V.T
+        arrays.lengths[T], arrays.keeps[T], arrays.mu[T], arrays.age[T] = cols.shape[0], g.keep_values, 0.0, 0
+        self.group_arrays = arrays
         self.groups.append(g)
         return g
 
