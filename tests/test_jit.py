@@ -49,7 +49,8 @@ def test_an_object_mode_block_is_not_news(capsys, monkeypatch):
 def test_the_wheel_carries_the_compiled_kernels_and_a_first_fit_compiles_nothing(tmp_path):
     """`pip wheel` of the repository compiles the kernels into the wheel (setup.py's build hook); a new
     process that imports structfs from the unpacked wheel -- new paths, new file times, no numba cache
-    elsewhere -- fits on sparse and dense data without compiling anything (no notice on stderr)."""
+    elsewhere -- fits on sparse and dense data, with budgets over features and over groups (the Python
+    driver's masters), without compiling anything (no notice on stderr)."""
     root = Path(__file__).resolve().parents[1]
     wheels, site = tmp_path / "wheels", tmp_path / "site"
     environment = {key: value for key, value in os.environ.items() if key not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
@@ -70,6 +71,7 @@ def test_the_wheel_carries_the_compiled_kernels_and_a_first_fit_compiles_nothing
         for data in (X, sp.csr_matrix(X)):
             StructSVM(loss="f1", C=10.0).fit(data, y)
             StructSVM(loss="f1", C=10.0, budget=3).fit(data, y)
+            StructSVM(loss="f1", C=10.0, budget=2, groups=np.repeat(np.arange(15), 2)).fit(data, y)
     """).replace("SITE", repr(str(site)))
     out = subprocess.run([sys.executable, "-c", fit], env={**environment, "PYTHONPATH": str(site)}, cwd=tmp_path,
                          capture_output=True, text=True, timeout=600)
