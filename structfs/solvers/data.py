@@ -313,15 +313,13 @@ class ColumnCache:
             new = np.unique(new)
         new = new.astype(np.int64, copy=False)
         at = np.searchsorted(self.cols, new)
-        if self.cols.shape[0]:
-            cached = at < self.cols.shape[0]
-            cached[cached] = self.cols[at[cached]] == new[cached]
-            new, at = new[~cached], at[~cached]
+        cached = at < self.cols.shape[0]
+        cached[cached] = self.cols[at[cached]] == new[cached]
+        new, at = new[~cached], at[~cached]
         if new.shape[0] == 0:
             return
         block = take_columns(self.X_full, new)
-        # (the arrays may view the buffers about to move)
-        self._positions, self._arrays, self._dense_rows = {}, None, None
+        self._positions, self._arrays, self._dense_rows = {}, None, None   # (they may view buffers about to move)
         if sp.issparse(block):
             cols = np.concatenate((self.cols, new))
             order = np.argsort(cols, kind="stable")
@@ -330,9 +328,6 @@ class ColumnCache:
             return
         # Dense: the new columns at their places among the cached ones, column-major -- the values and the
         # layout that stacking and reordering gave (so products with the cache sum in the same order)
-        if self.cols.shape[0] == 0:          # the first columns (each debiasing refit starts a cache)
-            self.X, self.cols = np.asfortranarray(block, dtype=np.result_type(self.X, block)), new.copy()
-            return
         place = at + np.arange(new.shape[0])
         total = self.cols.shape[0] + new.shape[0]
         old = np.ones(total, dtype=bool)
