@@ -1,9 +1,10 @@
 """Build hook: the wheel carries structfs's compiled numba kernels.
 
 numba compiles a kernel at its first call and keeps the machine code in a cache beside the module
-(``__pycache__``), keyed on the source file's content, numba's version and the CPU. Compiled while the
-wheel is built -- on the machine that installs it, for ``pip install .`` -- the kernels arrive with the
-package, and the first fit after installing loads them instead of compiling them for a minute or two.
+(``__pycache__``), keyed on the content of structfs's kernel files (``structfs._jit``), numba's version and
+the CPU. Compiled while the wheel is built -- on the machine that installs it, for ``pip install .`` --
+the kernels arrive with the package, and the first fit after installing loads them instead of
+compiling them for a minute or two.
 Where the cache cannot be used (another numba version or CPU than the build's) numba compiles at the
 first call, as without this step. Setting STRUCTFS_SKIP_KERNELS=1 skips it; a failure only warns.
 """

@@ -4,12 +4,23 @@
 when structfs is imported; where there is none (a read-only installation and no writable home or
 ``NUMBA_CACHE_DIR``) numba raises, and ``import structfs`` would fail. Here the function is then
 compiled without a cache: every process compiles it again, but everything works.
+
+numba keys a kernel's cache on its own file's content only, but the machine code it keeps also holds
+every kernel the kernel calls, inlined or linked, and the constants it read, from other files: after an
+update that changed only a callee's file (a source checkout pulled in place, an upgrade that left a
+caller's file as it was), the caller's stale code would be loaded and run. So every structfs kernel's
+cache is keyed on the content of all the files its machine code can come from (:func:`sources_stamp`):
+a change to any of them compiles every kernel again.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import re
 import sys
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numba
@@ -93,12 +104,79 @@ def _tolerate_a_corrupt_cache(dispatcher: Any) -> Any:
     return dispatcher
 
 
+# `from .module import ...` and `from .. import module, ...` inside the package (also under TYPE_CHECKING:
+# a needless dependency only recompiles more often)
+_RELATIVE_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]*)", re.M)
+
+
+def _imported_files(path: Path) -> set[Path]:
+    """The package's files that the module ``path`` imports from."""
+    found: set[Path] = set()
+    for dots, module, names in _RELATIVE_IMPORT.findall(path.read_bytes()):
+        base = path.parent
+        for _ in range(len(dots) - 1):
+            base = base.parent
+        if module:
+            target = base.joinpath(*module.decode().split("."))
+            candidates = [target.with_suffix(".py"), target / "__init__.py"]
+        else:
+            candidates = [base / f"{name.strip()}.py" for name in names.decode().split(",") if name.strip()]
+        found.update(candidate for candidate in candidates if candidate.is_file())
+    return found
+
+
+def sources_stamp(root: Path) -> str:
+    """A digest of the files under ``root`` that a compiled kernel's machine code can come from: those
+    that define kernels (they mention ``njit``) and every file of the package they import from,
+    transitively -- each file's path relative to ``root`` and its content, in sorted order."""
+    pending = [path for path in root.rglob("*.py") if b"njit" in path.read_bytes()]
+    files: set[Path] = set()
+    while pending:
+        path = pending.pop()
+        if path not in files:
+            files.add(path)
+            pending.extend(_imported_files(path))
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@functools.cache
+def _package_stamp() -> str:
+    return sources_stamp(Path(__file__).resolve().parent)
+
+
+def _key_on_the_package(dispatcher: Any) -> Any:
+    """Key ``dispatcher``'s disk cache on :func:`sources_stamp` of structfs instead of its own file's
+    content (numba compares the stamp its index file holds with this one and compiles on a mismatch).
+    A numba whose cache has another layout keeps its own key."""
+    cache_file: Any = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is not None and hasattr(cache_file, "_source_stamp"):
+        try:
+            cache_file._source_stamp = _package_stamp()
+        except OSError:              # the package's files cannot be read (an archive): numba's own key
+            pass
+    return dispatcher
+
+
 def njit(*signature: Any, **options: Any) -> Callable[[_F], _F]:
     """``numba.njit(*signature, **options)``, falling back to no cache where numba finds no place for one,
-    and compiling where its cache file cannot be read."""
+    compiling where its cache file cannot be read, and with the cache keyed on every file the kernel's
+    machine code can come from (the module's docstring)."""
     def decorate(function: _F) -> _F:
         try:
-            return _tolerate_a_corrupt_cache(numba.njit(*signature, **options)(function))
+            if not options.get("cache"):
+                return numba.njit(*signature, **options)(function)
+            # numba compiles the given signatures at once, and caches them under the key it has then: the
+            # key is set first, the signatures compiled after (as numba.njit does), no others later
+            dispatcher = _tolerate_a_corrupt_cache(_key_on_the_package(numba.njit(**options)(function)))
+            signatures = signature[0] if signature else []
+            for each in signatures if isinstance(signatures, list) else [signatures]:
+                dispatcher.compile(each)
+            if signature:
+                dispatcher.disable_compile()
+            return dispatcher
         except RuntimeError:
             if not options.get("cache"):
                 raise

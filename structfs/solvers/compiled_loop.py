@@ -23,10 +23,8 @@ set back at the start of the iteration and the Python driver continues, solving 
 from __future__ import annotations
 
 import functools
-import os
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import types
@@ -325,12 +323,13 @@ def _compiled_loop() -> Any:
 
 
 def loop_is_cached() -> bool:
-    """Whether this process has the loop, or numba's disk cache holds it (else its first use compiles)."""
+    """Whether this process has the loop, or numba's disk cache holds it for the package's sources as they
+    are (else its first use compiles)."""
     if _compiled_loop.cache_info().currsize:
         return True
     try:
-        dispatcher: Any = numba.njit(cache=True)(_loop)
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
+        dispatcher: Any = njit(cache=True)(_loop)
+        return bool(dispatcher._cache._cache_file._load_index())
     except AttributeError:           # a numba with another cache layout: assume the worst
         return False
 
