@@ -109,10 +109,10 @@ def _tolerate_a_corrupt_cache(dispatcher: Any) -> Any:
 _RELATIVE_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+\(?([\w, \t]*)", re.M)
 
 
-def _imported_files(path: Path) -> set[Path]:
-    """The package's files that the module ``path`` imports from."""
+def _imported_files(path: Path, text: bytes, package: dict[Path, bytes]) -> set[Path]:
+    """The files of ``package`` (path -> content) that the module ``path``, of content ``text``, imports from."""
     found: set[Path] = set()
-    for dots, module, names in _RELATIVE_IMPORT.findall(path.read_bytes()):
+    for dots, module, names in _RELATIVE_IMPORT.findall(text):
         base = path.parent
         for _ in range(len(dots) - 1):
             base = base.parent
@@ -121,7 +121,7 @@ def _imported_files(path: Path) -> set[Path]:
             candidates = [target.with_suffix(".py"), target / "__init__.py"]
         else:
             candidates = [base / f"{name.strip()}.py" for name in names.decode().split(",") if name.strip()]
-        found.update(candidate for candidate in candidates if candidate.is_file())
+        found.update(candidate for candidate in candidates if candidate in package)
     return found
 
 
@@ -129,16 +129,17 @@ def sources_stamp(root: Path) -> str:
     """A digest of the files under ``root`` that a compiled kernel's machine code can come from: those
     that define kernels (they mention ``njit``) and every file of the package they import from,
     transitively -- each file's path relative to ``root`` and its content, in sorted order."""
-    pending = [path for path in root.rglob("*.py") if b"njit" in path.read_bytes()]
+    package = {path: path.read_bytes() for path in root.rglob("*.py")}     # each file read once
+    pending = [path for path, text in package.items() if b"njit" in text]
     files: set[Path] = set()
     while pending:
         path = pending.pop()
         if path not in files:
             files.add(path)
-            pending.extend(_imported_files(path))
+            pending.extend(_imported_files(path, package[path], package))
     digest = hashlib.sha256()
     for path in sorted(files):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + package[path] + b"\0")
     return digest.hexdigest()
 
 
