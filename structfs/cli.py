@@ -108,7 +108,8 @@ def _estimator(args: argparse.Namespace, n_classes: int) -> Any:
     if getattr(args, "cv", None) is not None:
         return _cv_estimator(args, n_classes, loss, loss_params)
     params = dict(loss=loss, loss_params=loss_params, C=_defaults.C if args.C is None else args.C, budget=args.budget,
-                  bias=args.bias, tol=args.tol, max_outer=args.max_outer, max_features=args.max_features,
+                  bias=args.bias, tol=_defaults.TOL if args.tol is None else args.tol, max_outer=args.max_outer,
+                  max_features=args.max_features,
                   refit=args.refit, interactions=getattr(args, "interactions", False),
                   pos_label=args.pos_label, verbose=max(0, args.verbose - 1))
     if n_classes > 2:
@@ -145,7 +146,8 @@ def _refitted(clf: Any) -> Any:
     if isinstance(clf, OneVsRestStructSVM) and isinstance(clf.estimator, StructSVMCV):
         cv = clf.estimator
         plain = OneVsRestStructSVM(estimator=StructSVM(loss=cv.loss, loss_params=cv.loss_params, bias=cv.bias,
-                                                       tol=cv.tol, max_outer=cv.max_outer,
+                                                       tol=_defaults.TOL if cv.tol is None else cv.tol,
+                                                       max_outer=cv.max_outer,
                                                        max_features=cv.max_features, interactions=cv.interactions),
                                    n_jobs=clf.n_jobs)
         plain.classes_, plain.n_features_in_ = clf.classes_, clf.n_features_in_
@@ -231,7 +233,8 @@ def _multilabel_estimator(args: argparse.Namespace) -> Any:
     if args.max_features is not None and args.budget is None:
         raise CLIError("--max-features with --multilabel caps a search (--cv); without it set -B, the shared budget")
     return MultiLabelStructSVM(loss=loss, average=args.average, C=_defaults.C if args.C is None else args.C,
-                               budget=args.budget, bias=args.bias, loss_params=loss_params, tol=args.tol,
+                               budget=args.budget, bias=args.bias, loss_params=loss_params,
+                               tol=_defaults.TOL if args.tol is None else args.tol,
                                max_outer=args.max_outer)
 
 
@@ -627,8 +630,9 @@ def _learning_options(p: argparse.ArgumentParser) -> None:
                    help="beta of fbeta (default 1) or of pauc: the largest false-positive rate counted "
                         "(default 0.1)")
     _operating_point_options(p, "of the loss")
-    p.add_argument("-e", dest="tol", type=float, default=_defaults.TOL,
-                   help=f"tolerance as svm_perf_learn -e: slack precision in percent (default {_defaults.TOL:g})")
+    p.add_argument("-e", dest="tol", type=float, default=None,
+                   help=f"tolerance as svm_perf_learn -e: slack precision in percent (default {_defaults.TOL:g}; "
+                        "with --cv the final model's, default: as its candidate was solved in the folds)")
     p.add_argument("--max-outer", dest="max_outer", type=int, default=_defaults.MAX_OUTER,
                    help="with -B: at most this many feature groups, hence <= max_outer*B features (default "
                         f"{_defaults.MAX_OUTER})")

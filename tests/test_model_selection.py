@@ -720,6 +720,24 @@ def test_a_search_builds_its_problem_once(monkeypatch):
         problem.Cs = [1.0]
 
 
+def test_the_final_model_is_solved_as_its_candidate_was_in_the_folds_unless_tol_is_given():
+    from structfs import _defaults
+    from structfs.model_selection._path import RANKING_TOL
+
+    X, y = _data(seed=13)
+    for budgets, expected in (([None], RANKING_TOL), ([2], _defaults.TOL)):
+        default = StructSVMCV(Cs=[1.0, 10.0], budgets=budgets, max_outer=3).fit(X, y)
+        given = StructSVMCV(Cs=[1.0, 10.0], budgets=budgets, max_outer=3, tol=_defaults.TOL).fit(X, y)
+        assert default.estimator_.tol == expected and given.estimator_.tol == _defaults.TOL
+        # the folds are solved as at tol=0.01 either way: the same scores, the same choice
+        assert np.array_equal(default.cv_results_["mean_test_score"], given.cv_results_["mean_test_score"])
+        assert (default.C_, default.budget_) == (given.C_, given.budget_)
+    # the unbudgeted final model carries its certificate at that precision, and no finer one is asked of it
+    unbudgeted = StructSVMCV(Cs=[10.0], budgets=[None]).fit(X, y).estimator_
+    assert unbudgeted.converged_ and unbudgeted.gap_ <= unbudgeted.C * RANKING_TOL
+    assert StructSVMCV(Cs=[1.0], budgets=[None], tol=0.001).fit(X, y).estimator_.tol == 0.001
+
+
 @pytest.mark.parametrize("cls", ["StructSVM", "StructSVMCV", "OneVsRestStructSVM", "MILESClassifier",
                                  "MILESEmbedding"])
 def test_every_parameter_is_declared_with_its_constraint(cls):

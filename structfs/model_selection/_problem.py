@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _defaults
 from .._validation import check_positive_float
 from ..losses import Loss, get_loss
 from ..problem import solver_of
@@ -43,8 +44,8 @@ def search_problem(params: Mapping[str, Any]) -> SearchProblem:
     if n_jobs == 0 or isinstance(n_jobs, (bool, np.bool_)):
         raise ValueError(f"n_jobs must be None or a nonzero integer (-1: every core), got {n_jobs!r}.")
     loss = get_loss(params["loss"], **(params["loss_params"] or {}))
-    # the fold fits are silent: the search reports its own progress (verbose)
-    solver = solver_of({**params, "verbose": 0})
+    # the fold fits are silent: the search reports its own progress (verbose); tol None: the folds at the default
+    solver = solver_of({**params, "tol": _defaults.TOL if params["tol"] is None else params["tol"], "verbose": 0})
     groups = None if params["groups"] is None else np.asarray(params["groups"])
     return SearchProblem(loss=loss, Cs=Cs, budgets=budgets, scorer=check_scoring(params["scoring"], loss,
                          params["pos_label"]), solver=solver, groups=groups)
