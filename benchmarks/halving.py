@@ -50,7 +50,7 @@ from structfs.datasets import get_data_home, load_r8, load_sms_spam
 from structfs.metrics import f1
 from structfs.mil import MIL_BUDGETS, SIGMA_FACTORS, MILESClassifier, MILESEmbedding
 from structfs.model_selection._grid import data_bias, grid_unit, squared_norms
-from structfs.model_selection._path import RANKING_TOL
+from structfs.model_selection._path import ranking_tol
 
 
 def _f1(est, X, y):
@@ -136,7 +136,7 @@ def _sms_problems(splits):
 def _fold_fits(search, X, y, C_per_unit, norms):
     """Fit ``search``'s final estimator at C = ``C_per_unit`` per grid unit on each of its folds, as the
     search scales C and the bias feature to a fold, at the ranking precision (``tol`` 0.1)."""
-    tol = max(search._problem().solver.tol, RANKING_TOL)
+    tol = ranking_tol(search._problem().solver.tol)
     for train, _ in search._folds(y):
         fold = norms[train]
         model = clone(search.estimator_).set_params(C=C_per_unit * grid_unit(fold),

@@ -27,6 +27,11 @@ from ._scoring import _LossScorer
 RANKING_TOL = 0.1
 
 
+def ranking_tol(tol: float) -> float:
+    """The precision of a fold's unbudgeted fits and debiasing refits for a search at ``tol``."""
+    return max(tol, RANKING_TOL)
+
+
 def take_rows(X: Any, idx: np.ndarray) -> Any:
     """Rows ``idx`` of X (sparse or array-like)."""
     return X[idx] if sp.issparse(X) else np.asarray(X)[idx]
@@ -162,7 +167,7 @@ class FoldPath:
         self.m = m = self.X_tr.shape[1]
         groups = scoring.groups if scoring.groups is None or fold.columns is None else scoring.groups[fold.columns]
         penalty = penalty_for(budget, groups).restricted(m, solver.max_features)
-        ranking = replace(solver, tol=max(solver.tol, RANKING_TOL))
+        ranking = replace(solver, tol=ranking_tol(solver.tol))
         self.data, self.inputs, prepared = self.X_tr, None, fold_data.solver_data
         if scoring.interactions and budget is not None:      # the budget counts features and their products
             self.data, self.inputs = expand(self.X_tr)

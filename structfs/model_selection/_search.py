@@ -43,7 +43,6 @@ from ..solvers.interactions import check_pair_scoring
 from ._data import MatrixData, SearchData
 from ._grid import data_bias, grid_unit, squared_norms
 from ._path import (
-    RANKING_TOL,
     Fold,
     FoldData,
     FoldPath,
@@ -52,6 +51,7 @@ from ._path import (
     chain_from,
     cut_at_best,
     fold_path,
+    ranking_tol,
     rescore_at_cv_cuts,
     same_rate_cut,
     score_on,
@@ -376,16 +376,16 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         budgeted = params.get("budget") is not None       # no budget: no groups to count, no pairs to select
         return StructSVM(loss=self.loss, groups=self.groups if budgeted else None,
                          interactions=bool(self.interactions) and budgeted, bias=self.bias,
-                         loss_params=self.loss_params, tol=self._final_tol(budgeted), max_iter=self.max_iter,
-                         max_outer=self.max_outer,
+                         loss_params=self.loss_params, max_iter=self.max_iter, max_outer=self.max_outer,
                          max_features=self.max_features, master_solver=self.master_solver, pos_label=self.pos_label,
                          **params)
 
-    def _final_tol(self, budgeted: bool) -> float:
-        """The final model's ``tol``: the one given, or (None) its candidate's precision in the folds."""
+    def _final_tol(self, fold_tol: float, budgeted: bool) -> float:
+        """The final model's ``tol``: the one given, or (None) the precision its candidate had in the folds,
+        whose fits ran at ``fold_tol`` (the unbudgeted ones at :func:`ranking_tol` of it)."""
         if self.tol is not None:
             return float(self.tol)
-        return _defaults.TOL if budgeted else RANKING_TOL
+        return fold_tol if budgeted else ranking_tol(fold_tol)
 
     def _problem(self) -> SearchProblem:
         """What the search solves, from the parameters (:func:`search_problem`, which holds the rules that
@@ -940,6 +940,7 @@ class StructSVMCV(LinearBinaryMixin, ClassifierMixin, BaseEstimator):
         refit = self.C_ if self.debias and self.budget_ is not None else None
         # the refit's solver log only from verbose 2: at 1 the bar and the one-line summary say enough
         self.estimator_ = self._estimator(C=self.C_, budget=self.budget_, refit=refit,
+                                          tol=self._final_tol(problem.solver.tol, self.budget_ is not None),
                                           verbose=max(int(self.verbose) - 1, 0))
         bias = float(self.bias)              # validated by the search
         self.bias_ = data_bias(bias, squared_norms(X), w) if self._scales_to_data() else bias
